@@ -1,0 +1,14 @@
+/** Wire schemas of the task surface. */
+export * as TaskInfo from "./TaskInfo.js"
+/** The task state machine. */
+export * as TaskState from "./TaskState.js"
+/** Error envelopes and validation issues. */
+export * as Errors from "./Errors.js"
+/** Model entries: models as data. */
+export * as ModelEntry from "./ModelEntry.js"
+/** The vendor adapter contract. */
+export * as VendorAdapter from "./VendorAdapter.js"
+/** Image sniffing and URL checks. */
+export * as Media from "./Media.js"
+/** Parse errors as field-naming issues. */
+export * as Validation from "./Validation.js"
