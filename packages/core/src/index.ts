@@ -12,3 +12,5 @@ export * as VendorAdapter from "./VendorAdapter.js"
 export * as Media from "./Media.js"
 /** Parse errors as field-naming issues. */
 export * as Validation from "./Validation.js"
+/** Small real media for sandboxes and emulators. */
+export * as SampleMedia from "./SampleMedia.js"
