@@ -1,0 +1,95 @@
+/**
+ * The operator contract of DESIGN.md §3, read once at startup through Effect `Config`. Every
+ * variable is optional; a malformed one stops startup with its name in the message.
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as path from "node:path"
+
+/** Settings of one gateway process. */
+export interface GatewaySettings {
+  readonly host: string
+  readonly port: number
+  readonly apiKeys: ReadonlyArray<Redacted.Redacted<string>>
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly publicUrl: string
+  readonly sandboxDelayMs: number
+  readonly pollIntervalMs: Option.Option<number>
+  readonly modelsFile: Option.Option<string>
+  readonly requireLive: boolean
+  /** How long a signed media URL stays valid. */
+  readonly mediaUrlTtlMs: number
+  /** How many tasks one worker pass claims, and how many it runs at once. */
+  readonly workerBatch: number
+  readonly workerConcurrency: number
+}
+
+/** The settings in force. */
+export class Settings extends Context.Tag("@genway/gateway/Settings")<Settings, GatewaySettings>() {}
+
+const trimmedUrl = (name: string) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `${name} must be an absolute http(s) URL`,
+      validation: (s) => {
+        try {
+          const u = new URL(s)
+          return u.protocol === "http:" || u.protocol === "https:"
+        } catch {
+          return false
+        }
+      }
+    }),
+    Config.map((s) => s.replace(/\/+$/, ""))
+  )
+
+const splitKeys = (r: Redacted.Redacted<string>): ReadonlyArray<Redacted.Redacted<string>> =>
+  Redacted.value(r).split(",").map((s) => s.trim()).filter((s) => s.length > 0).map((s) => Redacted.make(s))
+
+/** Reads the settings from the environment (or any ConfigProvider). */
+export const settings: Config.Config<GatewaySettings> = Config.all({
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  apiKeys: Config.redacted("GATEWAY_API_KEYS").pipe(
+    Config.option,
+    Config.map(Option.match({ onNone: () => [], onSome: splitKeys }))
+  ),
+  dataDir: Config.string("GATEWAY_DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
+  databaseUrl: Config.redacted("GATEWAY_DATABASE_URL").pipe(Config.option),
+  publicUrl: trimmedUrl("GATEWAY_PUBLIC_URL").pipe(Config.option),
+  sandboxDelayMs: Config.integer("GATEWAY_SANDBOX_DELAY_MS").pipe(
+    Config.validate({ message: "GATEWAY_SANDBOX_DELAY_MS must be >= 0", validation: (n) => n >= 0 }),
+    Config.withDefault(4000)
+  ),
+  pollIntervalMs: Config.integer("GATEWAY_POLL_INTERVAL_MS").pipe(
+    Config.validate({ message: "GATEWAY_POLL_INTERVAL_MS must be >= 10", validation: (n) => n >= 10 }),
+    Config.option
+  ),
+  modelsFile: Config.string("GATEWAY_MODELS_FILE").pipe(Config.option),
+  requireLive: Config.boolean("GATEWAY_REQUIRE_LIVE").pipe(Config.withDefault(false)),
+  mediaUrlTtlMs: Config.integer("GATEWAY_MEDIA_URL_TTL_SECONDS").pipe(
+    Config.validate({ message: "GATEWAY_MEDIA_URL_TTL_SECONDS must be >= 1", validation: (n) => n >= 1 }),
+    Config.withDefault(24 * 3600),
+    Config.map((s) => s * 1000)
+  ),
+  workerBatch: Config.integer("GATEWAY_WORKER_BATCH").pipe(Config.withDefault(200)),
+  workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(Config.withDefault(64))
+}).pipe(
+  Config.map(({ publicUrl, ...rest }) => ({
+    ...rest,
+    publicUrl: Option.getOrElse(publicUrl, () => `http://${rest.host.includes(":") ? `[${rest.host}]` : rest.host}:${rest.port}`)
+  }))
+)
+
+
+/** Settings from the environment. */
+export const layer = Layer.effect(Settings, settings)
+
+/** Settings for tests and embedding: defaults overridden by `patch`. */
+export const layerWith = (patch: Partial<GatewaySettings>) =>
+  Layer.effect(Settings, Effect.map(settings, (s) => ({ ...s, ...patch })))

@@ -1,0 +1,46 @@
+/**
+ * The SQL client: embedded SQLite under the data directory by default, PostgreSQL when
+ * `GATEWAY_DATABASE_URL` is set. Migrations run at startup; every store is written against
+ * `SqlClient` and branches on the dialect only where SQL differs.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import init from "./migrations/0001_init.js"
+import { Settings } from "./Config.js"
+
+const migrate = Migrator.make({})({
+  loader: Migrator.fromRecord({ "0001_init": init }),
+  table: "genway_migrations"
+})
+
+/** A SQLite client on `file` (created with its folder if missing) with migrations applied. */
+export const sqlite = (file: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true })
+    return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(SqliteClient.layer({ filename: file })))
+  }))
+
+/** A PostgreSQL client with migrations applied. */
+export const postgres = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, unknown> =>
+  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(PgClient.layer({ url, maxConnections: 10 })))
+
+/** The database of the settings: SQLite in the data directory, or PostgreSQL. */
+export const layer: Layer.Layer<SqlClient.SqlClient, unknown, Settings> = Layer.unwrapEffect(
+  Effect.map(Settings, (s) =>
+    Option.match(s.databaseUrl, {
+      onNone: () => sqlite(path.join(s.dataDir, "genway.db")),
+      onSome: postgres
+    })
+  )
+)
+
+/** Whether the database answers (for `/readyz`). */
+export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT 1 AS ok`).pipe(Effect.asVoid)

@@ -1,0 +1,60 @@
+/**
+ * The gateway as layers, so it can be launched by the CLI, embedded in another service, or started
+ * inside a test on an ephemeral port.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type { VendorAdapter } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import * as ApiKeys from "./ApiKeys.js"
+import { Settings } from "./Config.js"
+import * as Database from "./Database.js"
+import * as Server from "./http/Server.js"
+import * as LiveAdapters from "./LiveAdapters.js"
+import * as MediaStore from "./MediaStore.js"
+import * as Models from "./Models.js"
+import * as Scheduler from "./Scheduler.js"
+import * as Sweeper from "./Sweeper.js"
+import * as TaskStore from "./TaskStore.js"
+import * as Vendors from "./Vendors.js"
+
+/** Fails startup when `GATEWAY_REQUIRE_LIVE=1` and an enabled entry's vendor is sandboxed. */
+const requireLive = Layer.effectDiscard(Effect.gen(function*() {
+  const settings = yield* Settings
+  const vendors = yield* Vendors.Vendors
+  const registry = yield* Registry.Registry
+  const sandboxed = [...new Set(registry.entries.map((e) => e.vendor))].filter((v) => vendors.modeOf(v) === "sandbox")
+  if (sandboxed.length > 0) {
+    const message = `sandboxed vendors: ${sandboxed.join(", ")} (set their VENDOR_* variables for live use)`
+    if (settings.requireLive) return yield* Effect.fail(new Error(`GATEWAY_REQUIRE_LIVE=1 but ${message}`))
+    yield* Effect.logWarning(message)
+  }
+}))
+
+/** Everything but the HTTP listener: stores, registry, vendors, workers and the sweeper. */
+export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) => {
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer).pipe(Layer.provideMerge(Database.layer))
+  const base = Layer.mergeAll(stores, Models.layer, Vendors.layer(liveAdapters))
+  const scheduler = Scheduler.layer.pipe(Layer.provideMerge(base))
+  return Layer.mergeAll(Scheduler.layerWorker, Sweeper.layer, requireLive).pipe(Layer.provideMerge(scheduler))
+}
+
+/** The HTTP server on the settings' host and port, serving the registry's routes. */
+export const http = Layer.unwrapEffect(Effect.gen(function*() {
+  const settings = yield* Settings
+  const app = yield* Server.app
+  return HttpServer.serve(app).pipe(
+    Layer.provide(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), { port: settings.port, host: settings.host }))
+  )
+}))
+
+/** The whole gateway with the live adapters of the environment (settings provided by the caller). */
+export const layer = http.pipe(
+  Layer.provideMerge(core(LiveAdapters.fromEnvironment)),
+  Layer.provide(NodeHttpClient.layerUndici as Layer.Layer<HttpClient.HttpClient>)
+)

@@ -1,0 +1,259 @@
+/**
+ * The workers: claim due tasks with a lease, submit each exactly once, poll at the entry's cadence,
+ * mirror results, and finish every task — completed, failed, or failed by its deadline. Any number
+ * of replicas run this loop against one database; leases and compare-and-set updates keep one
+ * owner per task, and an expired lease (a dead replica) is simply claimed again.
+ */
+import { TaskInfo, VendorAdapter } from "@genway/core"
+import type { ModelEntry } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { Settings } from "./Config.js"
+import { MediaStore } from "./MediaStore.js"
+import * as TaskBodies from "./TaskBodies.js"
+import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./TaskStore.js"
+import { Vendors } from "./Vendors.js"
+
+/** How long a claimed task belongs to this worker before others may take it over. */
+export const leaseMs = 120_000
+
+/** Idle wait between claims when nothing woke the loop. */
+export const idleMs = 200
+
+const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
+
+/** Exponential back-off with jitter, never shorter than the vendor's hint. */
+export const backoffMs = (attempts: number, hint: Duration.DurationInput | undefined, random: number): number => {
+  const base = Math.min(60_000, 1_000 * 2 ** Math.min(attempts, 10))
+  const jittered = base / 2 + (base / 2) * random
+  return Math.max(jittered, hint === undefined ? 0 : millis(hint))
+}
+
+const failure = (code: number, title: string, detail: string) => new TaskInfo.TaskError({ code, title, detail })
+
+const lostSubmit = failure(
+  TaskInfo.TaskErrorCode.ExecutionError,
+  "Execution error",
+  "the vendor's answer to the submission was lost and it offers no way to look the task up; " +
+    "the task was not resubmitted, to avoid a second job"
+)
+
+const make = Effect.gen(function*() {
+  const store = yield* TaskStore
+  const media = yield* MediaStore
+  const vendors = yield* Vendors
+  const settings = yield* Settings
+  const registry = yield* Registry.Registry
+  const entries = new Map(registry.entries.map((e) => [e.id, e]))
+  const owner = `worker-${randomUUID()}`
+  const signal = yield* Queue.sliding<void>(1)
+
+  const pollDelay = (entry: ModelEntry.ModelEntry, hint: Duration.DurationInput | undefined, first: boolean) => {
+    if (Option.isSome(settings.pollIntervalMs)) return settings.pollIntervalMs.value
+    if (hint !== undefined) return Math.max(0, millis(hint))
+    if (first) return millis(entry.poll.initial)
+    const [lo, hi] = entry.poll.every
+    return millis(lo) + Math.random() * (millis(hi) - millis(lo))
+  }
+
+  const finish = (task: Task, now: number, patch: TaskPatch, note: string) =>
+    Effect.zipRight(
+      store.update(task, { ...patch, finishedAt: now, leaseOwner: null, leaseUntil: null }, now, note),
+      media.dropSpool(task.id)
+    )
+
+  const fail = (task: Task, now: number, error: TaskInfo.TaskError) =>
+    finish(task, now, { status: "failed", error }, `failed: ${error.code}`)
+
+  const retryLater = (task: Task, now: number, reason: string, hint: Duration.DurationInput | undefined, patch: TaskPatch = {}) =>
+    store.update(
+      task,
+      {
+        ...patch,
+        attempts: task.attempts + 1,
+        nextRunAt: now + backoffMs(task.attempts, hint, Math.random()),
+        leaseOwner: null,
+        leaseUntil: null
+      },
+      now,
+      `retry: ${reason}`
+    )
+
+  const accepted = (task: Task, entry: ModelEntry.ModelEntry, now: number, s: VendorAdapter.Submitted) =>
+    store.update(
+      task,
+      {
+        status: s.status,
+        submitState: "submitted",
+        upstreamRef: s.ref,
+        submittedAt: now,
+        attempts: 0,
+        nextRunAt: now + pollDelay(entry, s.pollAfter, true),
+        leaseOwner: null,
+        leaseUntil: null
+      },
+      now,
+      "submitted"
+    )
+
+  const mirror = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, sources: ReadonlyArray<VendorAdapter.MediaSource>, now: number) =>
+    Effect.forEach(sources, (source, index) => {
+      if (source._tag === "Url" && !entry.mirror) return Effect.succeed<ResultItem>({ url: source.url })
+      const expiresAt = entry.retention === null ? null : now + millis(entry.retention)
+      return adapter.download(source).pipe(
+        Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.body as Stream.Stream<Uint8Array, unknown>, expiresAt)),
+        Effect.map((key): ResultItem => ({ media: key }))
+      )
+    })
+
+  const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
+    switch (outcome._tag) {
+      case "Running":
+        return store.update(
+          task,
+          {
+            status: outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status,
+            attempts: 0,
+            nextRunAt: now + pollDelay(entry, outcome.pollAfter, false),
+            leaseOwner: null,
+            leaseUntil: null
+          },
+          now
+        )
+      case "Failed":
+        return fail(task, now, outcome.error)
+      case "Completed":
+        if (outcome.media.length === 0) {
+          return fail(task, now, failure(3001, "Execution error", "the vendor reported success without any result"))
+        }
+        return Effect.flatMap(mirror(task, entry, adapter, outcome.media, now), (result) =>
+          finish(task, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`))
+    }
+  }
+
+  const onError = (task: Task, now: number, error: VendorAdapter.AdapterError | unknown, duringSubmit: boolean) => {
+    if (error instanceof VendorAdapter.Rejected) return fail(task, now, error.error)
+    if (error instanceof VendorAdapter.Retryable) {
+      return retryLater(task, now, error.reason, error.retryAfter, duringSubmit ? { submitState: "new" } : {})
+    }
+    if (error instanceof VendorAdapter.OutcomeUnknown) {
+      // The submit may have reached the vendor: keep "submitting" so the next step reconciles.
+      return retryLater(task, now, error.reason, undefined)
+    }
+    return Effect.zipRight(
+      Effect.logError("unexpected error while working on a task", error).pipe(Effect.annotateLogs("task", task.id)),
+      retryLater(task, now, "internal error", undefined)
+    )
+  }
+
+  const submit = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, upstream: VendorAdapter.UpstreamTask, now: number) =>
+    Effect.gen(function*() {
+      // Record the intent first: after a crash, "submitting" tells the next owner to reconcile.
+      const marked = yield* store.update(task, { submitState: "submitting" }, now)
+      if (Option.isNone(marked)) return
+      yield* adapter.submit(upstream).pipe(
+        Effect.matchEffect({
+          onSuccess: (s) => accepted(marked.value, entry, now, s),
+          onFailure: (e) => onError(marked.value, now, e, true)
+        })
+      )
+    })
+
+  /** One step of one claimed task. */
+  const step = (task: Task) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const entry = entries.get(task.entryId)
+      if (entry === undefined) {
+        return yield* fail(task, now, failure(3001, "Execution error", `model ${task.entryId} is no longer served by this gateway`))
+      }
+      if (now >= task.deadlineAt) {
+        return yield* fail(
+          task,
+          now,
+          failure(3001, "Execution error", `no result before the task deadline (${Duration.format(Duration.decode(entry.poll.deadline))})`)
+        )
+      }
+      const adapter = vendors.adapter(task.vendor, task.mode)
+      if (adapter === undefined) {
+        return yield* retryLater(task, now, `vendor ${task.vendor} is not configured for live tasks`, "1 minute")
+      }
+      const body = yield* TaskBodies.fromStored(task.request, media.unspool)
+      const upstream: VendorAdapter.UpstreamTask = {
+        taskId: task.id,
+        entry,
+        body,
+        upstreamModel: task.upstreamModel,
+        hints: task.hints,
+        ...(task.upstreamRef !== null ? { upstreamRef: task.upstreamRef } : {}),
+        ...(task.submittedAt !== null ? { submittedAt: task.submittedAt } : {})
+      }
+      switch (task.submitState) {
+        case "new":
+          return yield* submit(task, entry, adapter, upstream, now)
+        case "submitting": {
+          if (adapter.reconcile === undefined) return yield* fail(task, now, lostSubmit)
+          const found = yield* Effect.either(adapter.reconcile(upstream))
+          if (found._tag === "Left") return yield* onError(task, now, found.left, false)
+          if (found.right !== undefined) return yield* accepted(task, entry, now, found.right)
+          // The vendor never saw it: submitting now cannot create a second job.
+          return yield* submit(task, entry, adapter, upstream, now)
+        }
+        case "submitted": {
+          const outcome = yield* Effect.either(adapter.poll({ ...upstream, upstreamRef: task.upstreamRef! }))
+          if (outcome._tag === "Left") return yield* onError(task, now, outcome.left, false)
+          return yield* apply(task, entry, adapter, now, outcome.right).pipe(
+            Effect.catchAll((e) => onError(task, now, e, false))
+          )
+        }
+      }
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logError("task step failed; the lease will expire and the task will be retried", cause).pipe(
+          Effect.annotateLogs("task", task.id)
+        )
+      )
+    )
+
+  /** Claims and runs one batch of due tasks; returns how many were claimed. */
+  const runOnce = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
+    yield* Effect.forEach(claimed, step, { concurrency: settings.workerConcurrency, discard: true })
+    return claimed.length
+  })
+
+  /** Runs batches until interrupted; sleeps `idleMs` (or until woken) when nothing is due. */
+  const loop = Effect.gen(function*() {
+    while (true) {
+      const n = yield* runOnce.pipe(
+        Effect.catchAllCause((cause) => Effect.as(Effect.logError("worker pass failed", cause), 0))
+      )
+      if (n < settings.workerBatch) {
+        yield* Effect.raceFirst(Effect.sleep(idleMs), Queue.take(signal))
+      }
+    }
+  })
+
+  /** Wakes the loop now (after a create). */
+  const wake = Queue.offer(signal, undefined).pipe(Effect.asVoid)
+
+  return { runOnce, loop, wake, owner } as const
+})
+
+/** The scheduler. */
+export class Scheduler extends Context.Tag("@genway/gateway/Scheduler")<Scheduler, Effect.Effect.Success<typeof make>>() {}
+
+/** The scheduler, without starting its loop. */
+export const layer = Layer.effect(Scheduler, make)
+
+/** Runs the scheduler loop for the lifetime of the layer. */
+export const layerWorker = Layer.scopedDiscard(Effect.flatMap(Scheduler, (s) => Effect.forkScoped(s.loop)))

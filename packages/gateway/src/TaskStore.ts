@@ -1,0 +1,231 @@
+/**
+ * Durable tasks. Every change is a compare-and-set on `version` (and, for workers, on the lease
+ * owner) and status changes are appended to `task_events` in the same transaction, so a crash at
+ * any point leaves either the old row or the new one, never a half-written task.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { TaskInfo } from "@genway/core"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/** Where the worker stands with the vendor. */
+export type SubmitState = "new" | "submitting" | "submitted"
+
+/** One entry of a finished task's result: a media key in the store, or a vendor URL kept as is. */
+export type ResultItem = { readonly media: string } | { readonly url: string }
+
+/** A task as stored. */
+export interface Task {
+  readonly id: string
+  readonly tenant: string
+  readonly entryId: string
+  readonly vendor: string
+  readonly mode: "live" | "sandbox"
+  readonly status: TaskInfo.TaskStatus
+  /** The validated request as JSON, large inline payloads replaced by spool references. */
+  readonly request: string
+  readonly hints: Readonly<Record<string, string>>
+  readonly idempotencyKey: string | null
+  readonly requestHash: string | null
+  readonly upstreamModel: string
+  readonly submitState: SubmitState
+  readonly upstreamRef: string | null
+  readonly attempts: number
+  readonly nextRunAt: number
+  readonly deadlineAt: number
+  readonly leaseOwner: string | null
+  readonly leaseUntil: number | null
+  readonly submittedAt: number | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly finishedAt: number | null
+  readonly error: TaskInfo.TaskError | null
+  readonly result: ReadonlyArray<ResultItem> | null
+  readonly version: number
+}
+
+/** Fields a worker may change in one step. */
+export type TaskPatch = Partial<
+  Pick<
+    Task,
+    | "status" | "submitState" | "upstreamRef" | "attempts" | "nextRunAt" | "submittedAt" | "finishedAt"
+    | "error" | "result" | "leaseOwner" | "leaseUntil"
+  >
+>
+
+/** A new task. */
+export type NewTask = Omit<
+  Task,
+  | "status" | "submitState" | "upstreamRef" | "attempts" | "leaseOwner" | "leaseUntil" | "submittedAt"
+  | "finishedAt" | "error" | "result" | "version" | "updatedAt" | "nextRunAt"
+>
+
+/** The idempotency key was used before with another body. */
+export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly existing: Task }> {}
+
+const num = (v: unknown): number => (typeof v === "number" ? v : Number(v))
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
+
+const fromRow = (r: Record<string, unknown>): Task => ({
+  id: r.id as string,
+  tenant: r.tenant as string,
+  entryId: r.entry_id as string,
+  vendor: r.vendor as string,
+  mode: r.mode as Task["mode"],
+  status: r.status as Task["status"],
+  request: r.request as string,
+  hints: JSON.parse(r.hints as string),
+  idempotencyKey: (r.idempotency_key as string | null) ?? null,
+  requestHash: (r.request_hash as string | null) ?? null,
+  upstreamModel: r.upstream_model as string,
+  submitState: r.submit_state as SubmitState,
+  upstreamRef: (r.upstream_ref as string | null) ?? null,
+  attempts: num(r.attempts),
+  nextRunAt: num(r.next_run_at),
+  deadlineAt: num(r.deadline_at),
+  leaseOwner: (r.lease_owner as string | null) ?? null,
+  leaseUntil: numOrNull(r.lease_until),
+  submittedAt: numOrNull(r.submitted_at),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+  finishedAt: numOrNull(r.finished_at),
+  error: r.error_code === null || r.error_code === undefined
+    ? null
+    : { code: num(r.error_code), title: r.error_title as string, detail: r.error_detail as string },
+  result: r.result === null || r.result === undefined ? null : JSON.parse(r.result as string),
+  version: num(r.version)
+})
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const event = (taskId: string, at: number, from: string | null, to: string, note: string | null) =>
+    sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
+
+  const findById = (id: string) =>
+    sql`SELECT * FROM tasks WHERE id = ${id}`.pipe(
+      Effect.map((rows) => (rows.length === 0 ? Option.none() : Option.some(fromRow(rows[0]!))))
+    )
+
+  const findByIdempotencyKey = (tenant: string, entryId: string, key: string) =>
+    sql`SELECT * FROM tasks WHERE tenant = ${tenant} AND entry_id = ${entryId} AND idempotency_key = ${key}`.pipe(
+      Effect.map((rows) => (rows.length === 0 ? Option.none() : Option.some(fromRow(rows[0]!))))
+    )
+
+  /**
+   * Inserts a task and its first event. With an idempotency key, a repeat with the same body
+   * returns the first task; with another body it fails with `IdempotencyConflict`.
+   */
+  const create = (task: NewTask, now: number): Effect.Effect<{ readonly task: Task; readonly replay: boolean }, SqlError | IdempotencyConflict> =>
+    Effect.gen(function*() {
+      if (task.idempotencyKey !== null) {
+        const existing = yield* findByIdempotencyKey(task.tenant, task.entryId, task.idempotencyKey)
+        if (Option.isSome(existing)) {
+          if (existing.value.requestHash === task.requestHash) return { task: existing.value, replay: true }
+          return yield* new IdempotencyConflict({ existing: existing.value })
+        }
+      }
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO tasks (
+          id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
+          upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version
+        ) VALUES (
+          ${task.id}, ${task.tenant}, ${task.entryId}, ${task.vendor}, ${task.mode}, 'pending', ${task.request},
+          ${JSON.stringify(task.hints)}, ${task.idempotencyKey}, ${task.requestHash}, ${task.upstreamModel}, 'new', 0,
+          ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0
+        )`
+        yield* event(task.id, now, null, "pending", "created")
+      }))
+      const stored = yield* findById(task.id)
+      return { task: Option.getOrThrow(stored), replay: false }
+    })
+
+  /** A tenant's task of one entry; another tenant's or another entry's id is not found. */
+  const find = (tenant: string, entryId: string, id: string) =>
+    sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`.pipe(
+      Effect.map((rows) => (rows.length === 0 ? Option.none<Task>() : Option.some(fromRow(rows[0]!))))
+    )
+
+  /** Leases up to `limit` due active tasks to `owner` until `now + leaseMs`. */
+  const claimDue = (owner: string, now: number, leaseMs: number, limit: number) => {
+    const until = now + leaseMs
+    return sql.onDialectOrElse({
+      pg: () =>
+        sql`UPDATE tasks SET lease_owner = ${owner}, lease_until = ${until}, version = version + 1
+          WHERE id IN (
+            SELECT id FROM tasks
+            WHERE status IN ('pending', 'processing') AND next_run_at <= ${now}
+              AND (lease_until IS NULL OR lease_until < ${now})
+            ORDER BY next_run_at LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          )
+          RETURNING *`,
+      orElse: () =>
+        sql`UPDATE tasks SET lease_owner = ${owner}, lease_until = ${until}, version = version + 1
+          WHERE id IN (
+            SELECT id FROM tasks
+            WHERE status IN ('pending', 'processing') AND next_run_at <= ${now}
+              AND (lease_until IS NULL OR lease_until < ${now})
+            ORDER BY next_run_at LIMIT ${limit}
+          )
+          RETURNING *`
+    }).pipe(Effect.map((rows) => rows.map(fromRow)))
+  }
+
+  /**
+   * Applies `patch` if the task is still at `task.version` and leased to `task.leaseOwner`.
+   * Returns the new row, or `None` when someone else changed it (the caller drops its work).
+   */
+  const update = (task: Task, patch: TaskPatch, now: number, note?: string) =>
+    Effect.gen(function*() {
+      const next = { ...task, ...patch }
+      const rows = yield* sql`UPDATE tasks SET
+          status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
+          attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
+          finished_at = ${next.finishedAt}, error_code = ${next.error?.code ?? null},
+          error_title = ${next.error?.title ?? null}, error_detail = ${next.error?.detail ?? null},
+          result = ${next.result === null ? null : JSON.stringify(next.result)},
+          lease_owner = ${next.leaseOwner}, lease_until = ${next.leaseUntil},
+          updated_at = ${next.status !== task.status ? now : task.updatedAt}, version = version + 1
+        WHERE id = ${task.id} AND version = ${task.version}
+        RETURNING *`
+      if (rows.length === 0) return Option.none<Task>()
+      if (next.status !== task.status || note !== undefined) {
+        yield* event(task.id, now, task.status, next.status, note ?? null)
+      }
+      return Option.some(fromRow(rows[0]!))
+    }).pipe(sql.withTransaction)
+
+  /** The event log of a task, oldest first. */
+  const events = (id: string) =>
+    sql`SELECT at, from_status, to_status, note FROM task_events WHERE task_id = ${id} ORDER BY id`.pipe(
+      Effect.map((rows) =>
+        rows.map((r) => ({
+          at: num(r.at),
+          from: (r.from_status as string | null) ?? null,
+          to: r.to_status as string,
+          note: (r.note as string | null) ?? null
+        }))
+      )
+    )
+
+  /** Counts tasks by status (for `/readyz` and metrics). */
+  const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
+    Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
+  )
+
+  return { create, find, findById, claimDue, update, events, counts } as const
+})
+
+/** The task store. */
+export class TaskStore extends Context.Tag("@genway/gateway/TaskStore")<
+  TaskStore,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+/** The task store over the `SqlClient` in context. */
+export const layer = Layer.effect(TaskStore, make)

@@ -1,0 +1,59 @@
+/**
+ * Reading requests: bearer authentication and JSON bodies with the limits of the route.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { ApiKeys, type Principal } from "../ApiKeys.js"
+import { httpError } from "./Errors.js"
+
+const challenge = { "www-authenticate": 'Bearer realm="genway"' }
+
+/** The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. */
+export const authenticate = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const header = request.headers["authorization"]
+  if (header === undefined || header.length === 0) {
+    return yield* httpError(401, "missing bearer token: send Authorization: Bearer <API_TOKEN>", { headers: challenge })
+  }
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
+  if (m === null) {
+    return yield* httpError(401, "the Authorization header must be \"Bearer <API_TOKEN>\"", { headers: challenge })
+  }
+  const keys = yield* ApiKeys
+  const principal = yield* keys.verify(m[1]!)
+  if (Option.isNone(principal)) {
+    return yield* httpError(401, "invalid or revoked API token", {
+      headers: { "www-authenticate": 'Bearer realm="genway", error="invalid_token"' },
+      openAiCode: "invalid_api_key"
+    })
+  }
+  return principal.value satisfies Principal
+})
+
+/**
+ * Reads a JSON body of at most `maxBytes`: 415 unless the content type is JSON, 413 when larger,
+ * 400 when it does not parse. Parsed once; never re-serialised here.
+ */
+export const readJson = (maxBytes: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const type = request.headers["content-type"]
+    if (type === undefined || !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
+      return yield* httpError(415, "the request body must be JSON: send Content-Type: application/json")
+    }
+    const declared = Number(request.headers["content-length"])
+    const tooLarge = httpError(413, `the request body exceeds ${maxBytes} bytes`)
+    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge
+    const text = yield* request.text.pipe(
+      IncomingMessage.withMaxBodySize(Option.some(maxBytes)),
+      Effect.mapError((e) => (String(e.cause ?? e).includes("max") || String(e).includes("size") ? tooLarge : httpError(400, "the request body could not be read")))
+    )
+    if (text.length === 0) return yield* httpError(400, "the request body is empty; send a JSON object", { param: "body" })
+    try {
+      return JSON.parse(text) as unknown
+    } catch (e) {
+      return yield* httpError(400, `malformed JSON: ${(e as Error).message}`, { param: "body" })
+    }
+  })

@@ -1,0 +1,74 @@
+/**
+ * The HTTP application: routes assembled from the registry, one error shape per surface, a
+ * request id on every response, and no stack or secret in any answer.
+ */
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { ModelEntry } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import { randomUUID } from "node:crypto"
+import * as Docs from "./Docs.js"
+import { HttpError, httpError, render, type Surface } from "./Errors.js"
+import * as System from "./System.js"
+import * as Tasks from "./Tasks.js"
+
+/** A handler with its error surface applied: `HttpError` becomes the surface's body, defects a 500. */
+export const handle = <R>(surface: Surface, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, HttpError, R>) =>
+  handler.pipe(
+    Effect.catchTag("HttpError", (e) => Effect.succeed(render(e, surface))),
+    Effect.catchAllCause((cause) =>
+      Effect.zipRight(
+        Effect.logError("request failed", Cause.pretty(cause)),
+        Effect.succeed(render(httpError(500, "internal error; the request id identifies it in the gateway's log"), surface))
+      )
+    )
+  )
+
+/** What the routes need from the application's layers. */
+export type Services = Effect.Effect.Context<ReturnType<typeof Tasks.create>> | Effect.Effect.Context<ReturnType<typeof Tasks.retrieve>> | Effect.Effect.Context<typeof System.models> | Effect.Effect.Context<typeof System.media> | Effect.Effect.Context<typeof System.readyz> | Effect.Effect.Context<typeof Docs.page>
+
+/** Extra routes mounted by other modules (the OpenAI-compatible surface plugs in here). */
+export type ExtraRoutes<R> = (router: HttpRouter.HttpRouter<never, R>, entries: ReadonlyArray<ModelEntry.ModelEntry>) => HttpRouter.HttpRouter<never, R>
+
+/** The router for a list of entries. */
+export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
+  let r: HttpRouter.HttpRouter<never, Services> = HttpRouter.empty.pipe(
+    HttpRouter.get("/healthz", System.healthz),
+    HttpRouter.get("/readyz", handle("task", System.readyz)),
+    HttpRouter.get("/v1/models", handle("openai", System.models)),
+    HttpRouter.get("/openapi.json", handle("task", Docs.openApiJson)),
+    HttpRouter.get("/docs", handle("task", Docs.page)),
+    HttpRouter.get("/media/*", handle("task", System.media))
+  )
+  for (const entry of entries) {
+    if (!ModelEntry.isTaskEntry(entry)) continue
+    r = r.pipe(
+      HttpRouter.post(entry.path as HttpRouter.PathInput, handle("task", Tasks.create(entry))),
+      HttpRouter.get(`${entry.path}/:task_id` as HttpRouter.PathInput, handle("task", Tasks.retrieve(entry)))
+    )
+  }
+  return r
+}
+
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** The full application: registry routes, not-found handling, request ids. */
+export const app = Effect.gen(function*() {
+  const registry = yield* Registry.Registry
+  const routes = router(registry.entries)
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const inbound = request.headers["x-request-id"]
+    const requestId = inbound !== undefined && requestIdPattern.test(inbound) ? inbound : randomUUID()
+    const response = yield* routes.pipe(
+      Effect.catchTag("RouteNotFound", () =>
+        Effect.succeed(render(httpError(404, `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`), "task"))),
+      Effect.annotateLogs("request_id", requestId)
+    )
+    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  }) satisfies HttpApp.Default<never, any>
+})

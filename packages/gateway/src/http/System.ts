@@ -1,0 +1,99 @@
+/**
+ * Routes that are not models: health, readiness, the model list, the API description and the
+ * signed media URLs.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { ModelEntry } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Database from "../Database.js"
+import { MediaStore } from "../MediaStore.js"
+import { Vendors } from "../Vendors.js"
+import { httpError } from "./Errors.js"
+import { authenticate } from "./Request.js"
+
+/** `GET /healthz`: the process answers. */
+export const healthz = Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }))
+
+/** `GET /readyz`: the database answers (migrations ran before the server started). */
+export const readyz = Database.ping.pipe(
+  Effect.as(HttpServerResponse.unsafeJson({ status: "ready" })),
+  Effect.catchAll(() => httpError(503, "the database is not reachable"))
+)
+
+const fmt = (d: Duration.DurationInput) => Duration.format(Duration.decode(d))
+
+/** The listing of one entry (also used at startup). */
+export const describe = (entry: ModelEntry.ModelEntry, mode: "live" | "sandbox") => ({
+  id: entry.id,
+  object: "model" as const,
+  created: 0,
+  owned_by: entry.vendor,
+  model: entry.model,
+  endpoints: entry.endpoints,
+  summary: entry.summary,
+  kind: entry.kind,
+  ...(entry.result !== undefined ? { result: entry.result } : {}),
+  routes: entry.kind === "task"
+    ? [{ method: "POST", path: entry.path }, { method: "GET", path: `${entry.path}/{task_id}` }]
+    : [{ method: "POST", path: entry.path }],
+  stage: entry.stage,
+  mode,
+  sandbox: mode === "sandbox",
+  poll: entry.kind === "task"
+    ? { initial: fmt(entry.poll.initial), every: entry.poll.every.map(fmt), deadline: fmt(entry.poll.deadline) }
+    : null,
+  retention: entry.retention === null ? null : fmt(entry.retention)
+})
+
+/** `GET /v1/models`: every entry, OpenAI list shape with Genway's details on each item. */
+export const models = Effect.gen(function*() {
+  yield* authenticate
+  const registry = yield* Registry.Registry
+  const vendors = yield* Vendors
+  return HttpServerResponse.unsafeJson({
+    object: "list",
+    data: registry.entries.map((e) => describe(e, vendors.modeOf(e.vendor)))
+  })
+})
+
+/** `GET /media/<key>?expires=&signature=`: a stored result, without a bearer token. */
+export const media = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const url = new URL(request.url, "http://x")
+  const key = decodeURIComponent(url.pathname.replace(/^\/media\//, ""))
+  const store = yield* MediaStore
+  const check = yield* store.checkSignature(key, url.searchParams.get("expires") ?? undefined, url.searchParams.get("signature") ?? undefined)
+  if (check === "invalid") return yield* httpError(403, "invalid media signature")
+  if (check === "expired") return yield* httpError(403, "this media URL has expired; retrieve the task again for a fresh URL")
+  const found = yield* store.lookup(key).pipe(Effect.orDie)
+  if (found._tag === "NotFound") return yield* httpError(404, "no such media")
+  if (found._tag === "Gone") {
+    return yield* httpError(410, `this media was deleted on ${new Date(found.deletedAt).toISOString()} at the end of its retention period`)
+  }
+  const headers: Record<string, string> = {
+    "accept-ranges": "bytes",
+    "cache-control": "private, max-age=3600"
+  }
+  const range = /^bytes=(\d*)-(\d*)$/.exec(request.headers["range"] ?? "")
+  if (range !== null && (range[1] !== "" || range[2] !== "")) {
+    const start = range[1] === "" ? Math.max(0, found.bytes - Number(range[2])) : Number(range[1])
+    const end = range[1] === "" || range[2] === "" ? found.bytes - 1 : Math.min(Number(range[2]), found.bytes - 1)
+    if (start > end || start >= found.bytes) {
+      return HttpServerResponse.empty({ status: 416, headers: { "content-range": `bytes */${found.bytes}` } })
+    }
+    return HttpServerResponse.stream(store.read(found.file, { start, end }), {
+      status: 206,
+      contentType: found.contentType,
+      contentLength: end - start + 1,
+      headers: { ...headers, "content-range": `bytes ${start}-${end}/${found.bytes}` }
+    })
+  }
+  return HttpServerResponse.stream(store.read(found.file), {
+    contentType: found.contentType,
+    contentLength: found.bytes,
+    headers
+  })
+})

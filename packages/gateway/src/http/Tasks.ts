@@ -1,0 +1,127 @@
+/**
+ * The task surface, derived from the registry: for every task entry a create route
+ * (`POST <path>` → 202 `{task_info}`) and a retrieval route (`GET <path>/{task_id}`). Nothing here
+ * names a model: a new entry is a new pair of routes.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { ModelEntry, TaskInfo } from "@genway/core"
+import { Validate } from "@genway/registry"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { createHash, randomUUID } from "node:crypto"
+import { MediaStore } from "../MediaStore.js"
+import * as Sandbox from "../Sandbox.js"
+import { Scheduler } from "../Scheduler.js"
+import * as TaskBodies from "../TaskBodies.js"
+import { IdempotencyConflict, type Task, TaskStore } from "../TaskStore.js"
+import { Vendors } from "../Vendors.js"
+import { httpError, invalid } from "./Errors.js"
+import { authenticate, readJson } from "./Request.js"
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** The `task_info` of a stored task. */
+export const taskInfo = (task: Task, includeStatus = true): TaskInfo.TaskInfo => ({
+  id: task.id,
+  ...(includeStatus ? { status: task.status } : {}),
+  created_at: iso(task.createdAt),
+  updated_at: iso(task.updatedAt),
+  ...(task.status === "failed" && task.error !== null ? { error: task.error } : {})
+})
+
+const sandboxHeader = (mode: "live" | "sandbox") => (mode === "sandbox" ? { "x-genway-sandbox": "true" } : {})
+
+/** `POST <entry.path>`: validate, store, answer 202; the vendor is called by the workers. */
+export const create = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const principal = yield* authenticate
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const json = yield* readJson(entry.maxBodyBytes)
+    const checked = Validate.validate(entry, json)
+    if (Either.isLeft(checked)) return yield* invalid(checked.left)
+    const vendors = yield* Vendors
+    const mode = vendors.modeOf(entry.vendor)
+
+    const hints: Record<string, string> = {}
+    const outcome = request.headers[Sandbox.outcomeHeader]
+    if (outcome !== undefined && mode === "sandbox") {
+      const parsed = Sandbox.parseOutcome(outcome)
+      if (typeof parsed === "string") return yield* httpError(400, parsed, { param: Sandbox.outcomeHeader })
+      hints[Sandbox.outcomeHeader] = outcome.trim()
+    }
+    const idempotencyKey = request.headers["idempotency-key"] ?? null
+    if (idempotencyKey !== null && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
+      return yield* httpError(400, "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" })
+    }
+
+    const id = randomUUID()
+    const now = yield* Clock.currentTimeMillis
+    const media = yield* MediaStore
+    const stored = yield* TaskBodies.toStored(checked.right.body, (i, v) => media.spool(id, i, v)).pipe(
+      Effect.mapError(() => httpError(503, "the gateway could not store the request; try again"))
+    )
+    const store = yield* TaskStore
+    const result = yield* store.create(
+      {
+        id,
+        tenant: principal.tenant,
+        entryId: entry.id,
+        vendor: entry.vendor,
+        mode,
+        request: stored,
+        hints,
+        idempotencyKey,
+        requestHash: idempotencyKey === null ? null : createHash("sha256").update(stored).digest("hex"),
+        upstreamModel: entry.upstream.model,
+        deadlineAt: now + Duration.toMillis(Duration.decode(entry.poll.deadline)),
+        createdAt: now
+      },
+      now
+    ).pipe(
+      Effect.catchTag("IdempotencyConflict", (e: IdempotencyConflict) =>
+        httpError(409, `Idempotency-Key was already used for task ${e.existing.id} with a different body`, {
+          param: "Idempotency-Key"
+        })),
+      Effect.catchTag("SqlError", (e) =>
+        Effect.zipRight(Effect.logError("task insert failed", e), httpError(503, "the gateway could not store the task; try again")))
+    )
+    if (!result.replay) yield* Effect.flatMap(Scheduler, (s) => s.wake)
+    else yield* media.dropSpool(id)
+    return HttpServerResponse.unsafeJson(
+      { task_info: taskInfo(result.task, entry.createIncludesStatus) },
+      {
+        status: 202,
+        headers: {
+          location: `${entry.path}/${result.task.id}`,
+          ...sandboxHeader(result.task.mode),
+          ...(result.replay ? { "idempotent-replayed": "true" } : {})
+        }
+      }
+    )
+  })
+
+/** `GET <entry.path>/{task_id}`: the task envelope; media by signed URL once completed. */
+export const retrieve = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const principal = yield* authenticate
+    const params = yield* HttpRouter.params
+    const id = params.task_id ?? ""
+    if (!uuidPattern.test(id)) return yield* httpError(400, "task_id must be a UUID", { param: "task_id" })
+    const store = yield* TaskStore
+    const found = yield* store.find(principal.tenant, entry.id, id.toLowerCase()).pipe(Effect.orDie)
+    if (Option.isNone(found)) return yield* httpError(404, `no task ${id} for ${entry.model}`, { param: "task_id" })
+    const task = found.value
+    const body: Record<string, unknown> = { task_info: taskInfo(task) }
+    if (task.status === "completed" && task.result !== null && entry.result !== undefined) {
+      const media = yield* MediaStore
+      body[entry.result] = yield* Effect.forEach(task.result, (item) => ("url" in item ? Effect.succeed(item.url) : media.signUrl(item.media)))
+    }
+    return HttpServerResponse.unsafeJson(body, { headers: sandboxHeader(task.mode) })
+  })
