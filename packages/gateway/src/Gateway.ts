@@ -36,13 +36,21 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
   }
 }))
 
-/** Everything but the HTTP listener: stores, registry, vendors, workers and the sweeper. */
-export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) => {
+/** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
+export const services = <E, R, E2, R2>(
+  liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
+  registry: Layer.Layer<Registry.Registry, E2, R2>
+) => {
   const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer).pipe(Layer.provideMerge(Database.layer))
-  const base = Layer.mergeAll(stores, Models.layer, Vendors.layer(liveAdapters))
-  const scheduler = Scheduler.layer.pipe(Layer.provideMerge(base))
-  return Layer.mergeAll(Scheduler.layerWorker, Sweeper.layer, requireLive).pipe(Layer.provideMerge(scheduler))
+  const base = Layer.mergeAll(stores, registry, Vendors.layer(liveAdapters))
+  return Scheduler.layer.pipe(Layer.provideMerge(base))
 }
+
+/** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */
+export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) =>
+  Layer.mergeAll(Scheduler.layerWorker, Sweeper.layer, requireLive).pipe(
+    Layer.provideMerge(services(liveAdapters, Models.layer))
+  )
 
 /** The HTTP server on the settings' host and port, serving the registry's routes. */
 export const http = Layer.unwrapEffect(Effect.gen(function*() {
