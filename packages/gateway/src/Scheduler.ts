@@ -22,8 +22,14 @@ import * as TaskBodies from "./TaskBodies.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./TaskStore.js"
 import { Vendors } from "./Vendors.js"
 
-/** How long a claimed task belongs to this worker before others may take it over. */
-export const leaseMs = 120_000
+/**
+ * How long a claimed task belongs to this worker before others may take it over. Each step is
+ * one vendor call; mirroring a result extends the lease first (`mirrorLeaseMs`).
+ */
+export const leaseMs = 30_000
+
+/** The lease while result media is copied into the store. */
+export const mirrorLeaseMs = 600_000
 
 /** Idle wait between claims when nothing woke the loop. */
 export const idleMs = 200
@@ -134,8 +140,12 @@ const make = Effect.gen(function*() {
         if (outcome.media.length === 0) {
           return fail(task, now, failure(3001, "Execution error", "the vendor reported success without any result"))
         }
-        return Effect.flatMap(mirror(task, entry, adapter, outcome.media, now), (result) =>
-          finish(task, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`))
+        return Effect.gen(function*() {
+          const leased = yield* store.update(task, { leaseUntil: now + mirrorLeaseMs }, now)
+          if (Option.isNone(leased)) return Option.none<Task>()
+          const result = yield* mirror(leased.value, entry, adapter, outcome.media, now)
+          return yield* finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`)
+        })
     }
   }
 
@@ -256,4 +266,10 @@ export class Scheduler extends Context.Tag("@genway/gateway/Scheduler")<Schedule
 export const layer = Layer.effect(Scheduler, make)
 
 /** Runs the scheduler loop for the lifetime of the layer. */
-export const layerWorker = Layer.scopedDiscard(Effect.flatMap(Scheduler, (s) => Effect.forkScoped(s.loop)))
+export const layerWorker = Layer.scopedDiscard(Effect.gen(function*() {
+  const scheduler = yield* Scheduler
+  const store = yield* TaskStore
+  const released = yield* store.releaseAllLeasesIfEmbedded
+  if (released > 0) yield* Effect.logInfo(`resuming ${released} task(s) left in flight by the previous run`)
+  yield* Effect.forkScoped(scheduler.loop)
+}))

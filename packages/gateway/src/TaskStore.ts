@@ -213,12 +213,24 @@ const make = Effect.gen(function*() {
       )
     )
 
+  /**
+   * Drops every lease. Only for the embedded SQLite database, which one process owns: after a
+   * crash its tasks are taken up at once instead of when their leases run out.
+   */
+  const releaseAllLeasesIfEmbedded = sql.onDialectOrElse({
+    sqlite: () =>
+      sql`UPDATE tasks SET lease_owner = NULL, lease_until = NULL, version = version + 1 WHERE lease_owner IS NOT NULL RETURNING id`.pipe(
+        Effect.map((rows) => rows.length)
+      ),
+    orElse: () => Effect.succeed(0)
+  })
+
   /** Counts tasks by status (for `/readyz` and metrics). */
   const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, counts } as const
+  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded } as const
 })
 
 /** The task store. */

@@ -1,0 +1,108 @@
+/**
+ * SIGKILL at an arbitrary moment and restart on the same data directory: no task is lost, none is
+ * submitted twice, in-flight tasks finish. This runs the real `genway serve` process, so it waits
+ * on wall-clock time (bounded), polling the gateway's own endpoints.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import * as net from "node:net"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Database from "../src/Database.js"
+import { validBodies } from "./bodies.js"
+import { tempDir } from "./harness.js"
+import { Registry } from "@genway/registry"
+
+const require = createRequire(import.meta.url)
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+const token = "crash-test-token"
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+const start = (dataDir: string, port: number): ChildProcess =>
+  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+    env: {
+      ...process.env,
+      GATEWAY_DATABASE_URL: "",
+      GATEWAY_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      GATEWAY_API_KEYS: token,
+      GATEWAY_SANDBOX_DELAY_MS: "1500"
+    },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+
+const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
+  const end = Date.now() + timeoutMs
+  while (Date.now() < end) {
+    const a = await f().catch(() => undefined)
+    if (a !== undefined) return a
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
+
+describe("crash safety", () => {
+  it.live("SIGKILL mid-flight and restart: every task completes, each submitted exactly once", () =>
+    Effect.gen(function*() {
+      const dataDir = tempDir()
+      const port = yield* Effect.promise(freePort)
+      const base = `http://127.0.0.1:${port}`
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
+      const healthy = () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined))
+
+      let child = start(dataDir, port)
+      yield* Effect.promise(() => until("first start", healthy, 30_000))
+      const entries = Registry.entries.filter((e) => e.kind === "task")
+      const created = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: 42 }, async (_, i) => {
+          const entry = entries[i % entries.length]!
+          const r = await fetch(`${base}${entry.path}`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify(validBodies[entry.endpoints[0]!])
+          })
+          assert.strictEqual(r.status, 202)
+          const json = (await r.json()) as any
+          return `${entry.path}/${json.task_info.id}`
+        }))
+      )
+      // Let the workers get going, then kill without warning.
+      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 400)))
+      const killed = exited(child)
+      child.kill("SIGKILL")
+      yield* Effect.promise(() => killed)
+
+      child = start(dataDir, port)
+      yield* Effect.promise(() => until("restart", healthy, 30_000))
+      const results = yield* Effect.promise(() =>
+        until("all tasks to finish", async () => {
+          const all = await Promise.all(created.map((u) => fetch(`${base}${u}`, { headers }).then((r) => r.json() as any)))
+          return all.every((t) => t.task_info.status === "completed") ? all : undefined
+        }, 30_000)
+      )
+      assert.strictEqual(results.length, 42)
+      const stopped = exited(child)
+      child.kill("SIGTERM")
+      yield* Effect.promise(() => stopped)
+
+      const submits = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql`SELECT task_id, COUNT(*) AS n FROM task_events WHERE note = 'submitted' GROUP BY task_id`
+      }).pipe(Effect.provide(Database.sqlite(path.join(dataDir, "genway.db"))))
+      assert.strictEqual(submits.length, 42)
+      assert.isTrue(submits.every((r) => Number(r.n) === 1))
+    }), 120_000)
+})

@@ -1,0 +1,136 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type { ModelEntry } from "@genway/core"
+import { Registry } from "@genway/registry"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+import { Scheduler } from "../src/Scheduler.js"
+import * as Sweeper from "../src/Sweeper.js"
+import { TaskStore } from "../src/TaskStore.js"
+import * as Harness from "./harness.js"
+
+const status = (path: string) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const r = yield* client.execute(HttpClientRequest.get(path))
+    return { status: r.status, json: yield* Effect.orElseSucceed(r.json, () => undefined) as Effect.Effect<any> }
+  }).pipe(Effect.scoped)
+
+const complete = (path: string, body: unknown) =>
+  Effect.gen(function*() {
+    const created = yield* Harness.send(Harness.post(path, body))
+    assert.strictEqual(created.status, 202, created.text)
+    yield* Harness.work
+    yield* TestClock.adjust("2 seconds")
+    yield* Harness.work
+    const done = yield* Harness.send(Harness.get(`${path}/${created.json.task_info.id}`))
+    assert.strictEqual(done.json.task_info.status, "completed")
+    return done.json
+  })
+
+describe("retention", () => {
+  layer(Harness.layer())((it) => {
+    it.scoped("the sweeper deletes G1 media after 2 days: the task stays readable, its URLs answer 410", () =>
+      Effect.gen(function*() {
+        const g1 = Registry.entries.find((e) => e.endpoints.includes("G1"))!
+        const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+        const kept = yield* complete(e4.path, { prompt: "kept" })
+        const done = yield* complete(g1.path, { prompt: "a timelapse" })
+        const url = new URL(done.videos[0])
+        assert.strictEqual((yield* status(url.pathname + url.search)).status, 200)
+
+        yield* TestClock.adjust("47 hours")
+        // Started here rather than at the top so the clock does not step through 2,800 idle sweeps.
+        yield* Layer.build(Sweeper.layer)
+        const fresh = yield* Harness.send(Harness.get(`${g1.path}/${done.task_info.id}`))
+        const freshUrl = new URL(fresh.json.videos[0])
+        assert.strictEqual((yield* status(freshUrl.pathname + freshUrl.search)).status, 200)
+
+        yield* TestClock.adjust("62 minutes")
+        const later = yield* Harness.send(Harness.get(`${g1.path}/${done.task_info.id}`))
+        assert.strictEqual(later.status, 200)
+        assert.strictEqual(later.json.task_info.status, "completed")
+        const gone = new URL(later.json.videos[0])
+        const r = yield* status(gone.pathname + gone.search)
+        assert.strictEqual(r.status, 410)
+        assert.match(r.json.error.detail, /retention/)
+        // Entries without a retention keep their media.
+        const keptAgain = yield* Harness.send(Harness.get(`${e4.path}/${kept.task_info.id}`))
+        const keptUrl = new URL(keptAgain.json.videos[0])
+        assert.strictEqual((yield* status(keptUrl.pathname + keptUrl.search)).status, 200)
+      }))
+  })
+})
+
+const base = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+
+/** A model the registry does not ship, declared here as data only. */
+const newEntry: ModelEntry.ModelEntry = {
+  ...base,
+  id: "vendor-b/vid9-t2v-test",
+  model: "vid9-t2v-test",
+  endpoints: [],
+  summary: "A model added by one registry entry",
+  path: "/vendors/vendor-b/v1/vid9-t2v-test/generation",
+  upstream: { ...base.upstream, model: "vid9-t2v-test" },
+  stage: "preview"
+}
+
+describe("a new model is one registry entry", () => {
+  layer(Harness.layer({ entries: [...Registry.entries, newEntry] }))((it) => {
+    it.effect("its create and retrieve routes work with no other change", () =>
+      Effect.gen(function*() {
+        const done = yield* complete(newEntry.path, { prompt: "a new model" })
+        assert.strictEqual(done.videos.length, 1)
+        const bad = yield* Harness.send(Harness.post(newEntry.path, { prompt: "" }))
+        assert.strictEqual(bad.status, 400)
+        assert.strictEqual(bad.json.error.param, "prompt")
+        const models = yield* Harness.send(Harness.get("/v1/models"))
+        assert.isTrue(models.json.data.some((m: any) => m.id === newEntry.id))
+      }))
+  })
+})
+
+describe("deadlines and crash recovery", () => {
+  layer(Harness.layer({ settings: { sandboxDelayMs: 3_600_000 } }))((it) => {
+    it.effect("a task that outlives its entry's deadline fails with 3001", () =>
+      Effect.gen(function*() {
+        const created = yield* Harness.send(Harness.post(base.path, { prompt: "slow" }))
+        yield* Harness.work
+        yield* TestClock.adjust("31 minutes")
+        yield* Harness.work
+        const done = yield* Harness.send(Harness.get(`${base.path}/${created.json.task_info.id}`))
+        assert.strictEqual(done.json.task_info.status, "failed")
+        assert.strictEqual(done.json.task_info.error.code, 3001)
+        assert.match(done.json.task_info.error.detail, /deadline/)
+      }))
+
+    it.effect("a submit interrupted by a crash is reconciled, not sent twice; the event log shows one submit", () =>
+      Effect.gen(function*() {
+        const created = yield* Harness.send(Harness.post(base.path, { prompt: "crash" }))
+        const id = created.json.task_info.id
+        const store = yield* TaskStore
+        // Simulate a worker that marked the submit and died before recording the answer.
+        const now = yield* Clock.currentTimeMillis
+        const claimed = yield* store.claimDue("dead-worker", now, 30_000, 1000)
+        const task = claimed.find((t) => t.id === id)!
+        yield* store.update(task, { submitState: "submitting" }, 0)
+        const after = Option.getOrThrow(yield* store.findById(id))
+        assert.strictEqual(after.submitState, "submitting")
+        // The lease of the dead worker runs out; a live one takes over.
+        yield* TestClock.adjust("31 seconds")
+        yield* Harness.work
+        const resumed = Option.getOrThrow(yield* store.findById(id))
+        assert.strictEqual(resumed.submitState, "submitted")
+        const events = yield* store.events(id)
+        assert.strictEqual(events.filter((e) => e.note === "submitted").length, 1)
+        const scheduler = yield* Scheduler
+        assert.notStrictEqual(resumed.leaseOwner, "dead-worker")
+        assert.isString(scheduler.owner)
+      }))
+  })
+})
