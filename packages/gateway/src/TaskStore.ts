@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { TaskInfo } from "@genway/core"
+import { type TaskInfo, TaskState } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -183,6 +183,10 @@ const make = Effect.gen(function*() {
   const update = (task: Task, patch: TaskPatch, now: number, note?: string) =>
     Effect.gen(function*() {
       const next = { ...task, ...patch }
+      if (next.status !== task.status && !TaskState.canTransition(task.status, next.status)) {
+        yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
+        return Option.none<Task>()
+      }
       const rows = yield* sql`UPDATE tasks SET
           status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
           attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
