@@ -3,8 +3,10 @@
  * variable is optional; a malformed one stops startup with its name in the message.
  */
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -32,21 +34,31 @@ export interface GatewaySettings {
 /** The settings in force. */
 export class Settings extends Context.Tag("@genway/gateway/Settings")<Settings, GatewaySettings>() {}
 
-const trimmedUrl = (name: string) =>
+/**
+ * An optional variable where an empty value counts as unset (`FOO=` in a shell or compose file);
+ * `parse` returns the value or the reason it is malformed.
+ */
+const optional = <A>(name: string, parse: (raw: string) => Either.Either<A, string>): Config.Config<Option.Option<A>> =>
   Config.string(name).pipe(
-    Config.validate({
-      message: `${name} must be an absolute http(s) URL`,
-      validation: (s) => {
-        try {
-          const u = new URL(s)
-          return u.protocol === "http:" || u.protocol === "https:"
-        } catch {
-          return false
-        }
-      }
-    }),
-    Config.map((s) => s.replace(/\/+$/, ""))
+    Config.option,
+    Config.mapOrFail((raw) => {
+      if (Option.isNone(raw) || raw.value.trim() === "") return Either.right(Option.none())
+      return Either.match(parse(raw.value.trim()), {
+        onLeft: (reason) => Either.left(ConfigError.InvalidData([name], `${name} ${reason}`)),
+        onRight: (a) => Either.right(Option.some(a))
+      })
+    })
   )
+
+const httpUrl = (raw: string): Either.Either<string, string> => {
+  try {
+    const u = new URL(raw)
+    if (u.protocol === "http:" || u.protocol === "https:") return Either.right(raw.replace(/\/+$/, ""))
+  } catch {
+    // reported below
+  }
+  return Either.left("must be an absolute http(s) URL")
+}
 
 const splitKeys = (r: Redacted.Redacted<string>): ReadonlyArray<Redacted.Redacted<string>> =>
   Redacted.value(r).split(",").map((s) => s.trim()).filter((s) => s.length > 0).map((s) => Redacted.make(s))
@@ -55,22 +67,20 @@ const splitKeys = (r: Redacted.Redacted<string>): ReadonlyArray<Redacted.Redacte
 export const settings: Config.Config<GatewaySettings> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  apiKeys: Config.redacted("GATEWAY_API_KEYS").pipe(
-    Config.option,
+  apiKeys: optional("GATEWAY_API_KEYS", (raw) => Either.right(Redacted.make(raw))).pipe(
     Config.map(Option.match({ onNone: () => [], onSome: splitKeys }))
   ),
   dataDir: Config.string("GATEWAY_DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
-  databaseUrl: Config.redacted("GATEWAY_DATABASE_URL").pipe(Config.option),
-  publicUrl: trimmedUrl("GATEWAY_PUBLIC_URL").pipe(Config.option),
+  databaseUrl: optional("GATEWAY_DATABASE_URL", (raw) =>
+    /^postgres(ql)?:\/\//.test(raw) ? Either.right(Redacted.make(raw)) : Either.left("must be a postgres:// URL")),
+  publicUrl: optional("GATEWAY_PUBLIC_URL", httpUrl),
   sandboxDelayMs: Config.integer("GATEWAY_SANDBOX_DELAY_MS").pipe(
     Config.validate({ message: "GATEWAY_SANDBOX_DELAY_MS must be >= 0", validation: (n) => n >= 0 }),
     Config.withDefault(4000)
   ),
-  pollIntervalMs: Config.integer("GATEWAY_POLL_INTERVAL_MS").pipe(
-    Config.validate({ message: "GATEWAY_POLL_INTERVAL_MS must be >= 10", validation: (n) => n >= 10 }),
-    Config.option
-  ),
-  modelsFile: Config.string("GATEWAY_MODELS_FILE").pipe(Config.option),
+  pollIntervalMs: optional("GATEWAY_POLL_INTERVAL_MS", (raw) =>
+    /^\d+$/.test(raw) && Number(raw) >= 10 ? Either.right(Number(raw)) : Either.left("must be an integer number of milliseconds >= 10")),
+  modelsFile: optional("GATEWAY_MODELS_FILE", Either.right),
   requireLive: Config.boolean("GATEWAY_REQUIRE_LIVE").pipe(Config.withDefault(false)),
   mediaUrlTtlMs: Config.integer("GATEWAY_MEDIA_URL_TTL_SECONDS").pipe(
     Config.validate({ message: "GATEWAY_MEDIA_URL_TTL_SECONDS must be >= 1", validation: (n) => n >= 1 }),

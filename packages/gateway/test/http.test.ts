@@ -20,7 +20,8 @@ const raw = (method: "POST" | "GET", url: string, body: string | undefined, head
     if (body !== undefined) request = HttpClientRequest.bodyText(request, body, headers["content-type"] ?? "text/plain")
     const response = yield* client.execute(request)
     const text = yield* response.text
-    return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined }
+    const isJson = (response.headers["content-type"] ?? "").includes("json")
+    return { status: response.status, headers: response.headers, json: isJson && text ? JSON.parse(text) : undefined }
   }).pipe(Effect.scoped)
 
 const auth = { authorization: `Bearer ${Harness.tokenA}` }

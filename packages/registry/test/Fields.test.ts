@@ -37,3 +37,48 @@ describe("Fields", () => {
     assert.deepStrictEqual(decode(body, { prompt: "a", seed: 1.5 }), [{ param: "seed", message: "must be an integer" }])
   })
 })
+
+describe("Fields helpers", () => {
+  it("tells clients to send enum values with the right JSON type", () => {
+    const body = Schema.Struct({ seconds: F.oneOf("4", "8"), duration: F.intOneOf(5, 10) })
+    assert.deepStrictEqual(decode(body, { seconds: 8, duration: "5" }), [
+      { param: "seconds", message: `must be one of "4", "8", sent as a string` },
+      { param: "duration", message: "must be one of 5, 10, sent as a number" }
+    ])
+    assert.deepStrictEqual(decode(body, { seconds: "16", duration: 7 }), [
+      { param: "seconds", message: `must be one of "4", "8"` },
+      { param: "duration", message: "must be one of 5, 10" }
+    ])
+  })
+
+  it("bounds integers from below and arrays without an upper bound", () => {
+    const body = Schema.Struct({ n: F.intAtLeast(1), list: F.arrayOf(F.string, 1) })
+    assert.deepStrictEqual(decode(body, { n: 0, list: [] }), [
+      { param: "n", message: "must be at least 1" },
+      { param: "list", message: "must have at least 1 element" }
+    ])
+    assert.deepStrictEqual(decode(body, { n: 1, list: Array.from({ length: 100 }, () => "x") }), [])
+  })
+
+  it("reports string maps on the map, never naming a key", () => {
+    const body = Schema.Struct({ m: F.stringMap(2, 3, 4) })
+    assert.deepStrictEqual(decode(body, { m: { a: "1", b: "2", c: "3" } }), [{ param: "m", message: "must have at most 2 key-value pairs" }])
+    assert.deepStrictEqual(decode(body, { m: { abcd: "1" } }), [{ param: "m", message: "keys must be at most 3 characters" }])
+    assert.deepStrictEqual(decode(body, { m: { a: "12345" } }), [{ param: "m", message: "values must be strings of at most 4 characters" }])
+    assert.deepStrictEqual(decode(body, { m: { a: "1234" } }), [])
+  })
+
+  it("gives unions one message, except for errors inside an array member", () => {
+    const body = Schema.Struct({
+      choice: F.eitherOf("must be a mode or an object", F.oneOf("auto"), F.openObject),
+      content: F.stringOrArray("must be text or parts", F.arrayOf(Schema.Struct({ text: F.string }), 0))
+    })
+    assert.deepStrictEqual(decode(body, { choice: 1, content: 2 }), [
+      { param: "choice", message: "must be a mode or an object" },
+      { param: "content", message: "must be text or parts" }
+    ])
+    assert.deepStrictEqual(decode(body, { choice: {}, content: "x" }), [])
+    const issues = decode(body, { choice: "auto", content: [{ text: 1 }] })
+    assert.deepStrictEqual(issues.find((i) => i.param === "content[0].text"), { param: "content[0].text", message: "must be a string" })
+  })
+})

@@ -1,7 +1,7 @@
 /**
  * Values several entries share: image rules of SPEC.md §4.6/§8, poll cadences, body limits.
  */
-import type { Media, ModelEntry } from "@genway/core"
+import { Errors, type Media, type ModelEntry } from "@genway/core"
 
 /** 10 MB (SPEC.md §8, input image size), decimal as vendors count it. */
 export const TEN_MB = 10 * 1000 * 1000
@@ -36,3 +36,19 @@ export const imagePoll: ModelEntry.PollPolicy = {
   every: ["5 seconds", "10 seconds"],
   deadline: "15 minutes"
 }
+
+/**
+ * Cadence of synchronous entries (E1, E2): they are not polled by the scheduler, the policy only
+ * bounds how long an upstream call or a stored background response is waited for.
+ */
+export const syncPoll: ModelEntry.PollPolicy = {
+  initial: "1 second",
+  every: ["2 seconds", "5 seconds"],
+  deadline: "10 minutes"
+}
+
+/** The error of a required field that a rule found missing (same wording as the schema's). */
+export const missing = (field: string, why: string) => Errors.issue(field, `is required ${why}`)
+
+/** Whether an optional body field was given (`null` and absent both mean "not given"). */
+export const given = (value: unknown): boolean => value !== undefined && value !== null

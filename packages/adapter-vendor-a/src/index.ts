@@ -1,0 +1,4 @@
+/** The live vendor-a task adapter (`make`, `fromConfig`). */
+export * as Adapter from "./Adapter.js"
+/** vendor-a's settings: `VENDOR_A_BASE_URL`, `VENDOR_A_API_KEY`. */
+export * as Config from "./Config.js"

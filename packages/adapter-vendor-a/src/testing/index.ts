@@ -1,0 +1,2 @@
+/** An in-process vendor-a upstream (protocol "videos") for integration tests. */
+export * as Emulator from "./Emulator.js"

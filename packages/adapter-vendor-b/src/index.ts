@@ -1,0 +1,4 @@
+/** The live vendor-b adapter (protocol "async-task"): `make(config)` and the nested body mapping. */
+export * as Adapter from "./Adapter.js"
+/** vendor-b's environment configuration (`VENDOR_B_BASE_URL`, `VENDOR_B_API_KEY`). */
+export * as Config from "./Config.js"

@@ -1,0 +1,283 @@
+/**
+ * An in-process emulator of vendor-b's "async-task" API, written from UPSTREAMS.md (not from the
+ * adapter), for integration tests: bearer auth, the mandatory `X-DashScope-Async: enable` header on
+ * creates, nested `{model, input, parameters}` bodies, tasks kept in memory that finish on the Nth
+ * poll (or after a delay on the Effect clock), real result media behind signed-looking URLs, and
+ * fault switches for the next N requests of a kind.
+ */
+import { randomUUID } from "node:crypto"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { SampleMedia } from "@genway/core"
+import { type LoggedRequest as Logged, Recorder, type Reply, serve } from "./internal/server.js"
+
+/** Which requests a fault applies to: task creation, task queries, or result media. */
+export type RequestKind = "submit" | "poll" | "download"
+
+/** A request as the emulator saw it. */
+export type LoggedRequest = Logged<RequestKind>
+
+/** What the next request(s) of a kind get instead of (or on top of) a normal answer. */
+export type Fault =
+  /** 429 `Throttling.RateQuota`, with `Retry-After` when `retryAfterSeconds` is given. */
+  | { readonly _tag: "RateLimited"; readonly retryAfterSeconds?: number }
+  /** 503 overload, with `Retry-After` when `retryAfterSeconds` is given. */
+  | { readonly _tag: "Unavailable"; readonly retryAfterSeconds?: number }
+  /** Any vendor error answer, e.g. 400 `DataInspectionFailed`. */
+  | { readonly _tag: "HttpError"; readonly status: number; readonly code: string; readonly message: string }
+  /** The normal answer, after `delay` of real time. */
+  | { readonly _tag: "Slow"; readonly delay: Duration.DurationInput }
+  /** The connection is cut; with `afterAccept`, a submit is accepted (and counted) first. */
+  | { readonly _tag: "Drop"; readonly afterAccept?: boolean }
+  /** A 200 whose JSON is cut off; a submit is accepted (and counted) first. */
+  | { readonly _tag: "MalformedJson" }
+  /** A poll reports this `task_status` (default: one no documentation lists). */
+  | { readonly _tag: "ReportStatus"; readonly status?: string }
+  /** The task (created by this submit, or polled now) ends `FAILED` with this `output.code`/`message`. */
+  | { readonly _tag: "FailTask"; readonly code?: string; readonly message?: string }
+
+/** Emulator settings; every field has a default. */
+export interface EmulatorOptions {
+  /** The accepted API key; default `"emulator-key"`. */
+  readonly apiKey?: string
+  /** A task reports its final state on this poll (1-based); default 3 (`PENDING`, `RUNNING`, then final). */
+  readonly completeAfterPolls?: number
+  /** Alternatively or additionally, a task is final this long after its creation (Effect clock). */
+  readonly completeAfter?: Duration.DurationInput
+  /** Image results as `output.choices[].message.content[].image` (default) or `output.results[].url`. */
+  readonly imageResults?: "choices" | "results"
+  /** Hand out media URLs that answer with a redirect to the bytes. */
+  readonly redirectMedia?: boolean
+}
+
+/** A task the emulator holds. */
+export interface EmulatedTask {
+  readonly taskId: string
+  readonly createPath: string
+  readonly body: unknown
+  readonly polls: number
+  readonly status: string
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** The `{base}` to configure the adapter with (`http://127.0.0.1:<port>/api/v1`). */
+  readonly baseUrl: string
+  readonly apiKey: string
+  /** Every request received, oldest first. */
+  readonly requests: Effect.Effect<ReadonlyArray<LoggedRequest>>
+  /** How many creates were accepted (a task was made), including ones whose answer was then lost. */
+  readonly acceptedSubmits: Effect.Effect<number>
+  readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Applies `fault` to the next `times` (default 1) requests of `kind`. */
+  readonly inject: (kind: RequestKind, fault: Fault, times?: number) => Effect.Effect<void>
+  /** Completes once at least `count` requests were received. */
+  readonly awaitRequests: (count: number) => Effect.Effect<void>
+}
+
+const createPaths: Readonly<Record<string, "video" | "image">> = {
+  "/api/v1/services/aigc/video-generation/video-synthesis": "video",
+  "/api/v1/services/aigc/image2video/video-synthesis": "video",
+  "/api/v1/services/aigc/image-generation/generation": "image"
+}
+
+interface Task {
+  readonly taskId: string
+  readonly createPath: string
+  readonly result: "video" | "image"
+  readonly body: Record<string, unknown>
+  readonly createdAt: number
+  polls: number
+  status: string
+  failure?: { readonly code: string; readonly message: string }
+  endedAt?: number
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+const vendorTime = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace("Z", "")
+
+const error = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
+  _tag: "Json",
+  status,
+  body: { request_id: randomUUID(), code, message },
+  ...(headers !== undefined ? { headers } : {})
+})
+
+/** Starts an emulator on 127.0.0.1 (a free port) for the life of the scope. */
+export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    const now = () => clock.unsafeCurrentTimeMillis()
+    const apiKey = options.apiKey ?? "emulator-key"
+    const completeAfterMs = options.completeAfter !== undefined ? Duration.toMillis(options.completeAfter) : undefined
+    const completeAfterPolls = options.completeAfterPolls ?? (completeAfterMs !== undefined ? Infinity : 3)
+    const recorder = new Recorder<RequestKind, Fault>()
+    const tasks = new Map<string, Task>()
+    let accepted = 0
+    let origin = ""
+
+    const classify = (method: string, path: string): RequestKind | "other" =>
+      method === "POST" && createPaths[path] !== undefined
+        ? "submit"
+        : method === "GET" && path.startsWith("/api/v1/tasks/")
+        ? "poll"
+        : method === "GET" && (path.startsWith("/media/") || path.startsWith("/signed/"))
+        ? "download"
+        : "other"
+
+    const authorized = (request: LoggedRequest) => request.headers["authorization"] === `Bearer ${apiKey}`
+
+    const create = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+      if (!authorized(request)) return error(401, "InvalidApiKey", "Invalid API-key provided.")
+      if (request.headers["x-dashscope-async"] !== "enable") {
+        return error(403, "AccessDenied", "current user api does not support synchronous calls")
+      }
+      const body = request.body
+      if (!isObject(body)) return error(400, "InvalidParameter", "The request body is not valid JSON.")
+      if (typeof body["model"] !== "string" || body["model"] === "") {
+        return error(400, "InvalidParameter", "Model not specified.")
+      }
+      const input = body["input"]
+      if (!isObject(input)) return error(400, "InvalidParameter", "Field required: input")
+      if (body["parameters"] !== undefined && !isObject(body["parameters"])) {
+        return error(400, "InvalidParameter", "parameters must be an object")
+      }
+      const result = createPaths[request.path]!
+      if (result === "image") {
+        const messages = input["messages"]
+        const first = Array.isArray(messages) && isObject(messages[0]) ? messages[0]["content"] : undefined
+        if (!Array.isArray(first) || !first.some((part) => isObject(part) && typeof part["text"] === "string")) {
+          return error(400, "InvalidParameter", "Field required: input.messages[0].content[].text")
+        }
+      }
+      const taskId = randomUUID()
+      const task: Task = { taskId, createPath: request.path, result, body, createdAt: now(), polls: 0, status: "PENDING" }
+      if (fault?._tag === "FailTask") {
+        task.failure = { code: fault.code ?? "InternalError.Algo", message: fault.message ?? "Algorithm process error." }
+      }
+      tasks.set(taskId, task)
+      accepted++
+      return { _tag: "Json", status: 200, body: { request_id: randomUUID(), output: { task_id: taskId, task_status: "PENDING" } } }
+    }
+
+    const mediaUrls = (task: Task): ReadonlyArray<string> => {
+      const prefix = options.redirectMedia === true ? "signed" : "media"
+      if (task.result === "video") return [`${origin}/${prefix}/${task.taskId}/0.mp4?Expires=86400&Signature=emulated`]
+      const n = isObject(task.body["parameters"]) && typeof task.body["parameters"]["n"] === "number"
+        ? Math.min(4, Math.max(1, task.body["parameters"]["n"]))
+        : 1
+      return Array.from({ length: n }, (_, i) => `${origin}/${prefix}/${task.taskId}/${i}.png?Expires=86400&Signature=emulated`)
+    }
+
+    const query = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+      if (!authorized(request)) return error(401, "InvalidApiKey", "Invalid API-key provided.")
+      const taskId = decodeURIComponent(request.path.slice("/api/v1/tasks/".length))
+      const task = tasks.get(taskId)
+      if (task === undefined) {
+        return { _tag: "Json", status: 200, body: { request_id: randomUUID(), output: { task_id: taskId, task_status: "UNKNOWN" } } }
+      }
+      task.polls++
+      if (fault?._tag === "FailTask") {
+        task.failure = { code: fault.code ?? "InternalError.Algo", message: fault.message ?? "Algorithm process error." }
+        task.status = "FAILED"
+      }
+      if (task.status !== "SUCCEEDED" && task.status !== "FAILED") {
+        const due = task.polls >= completeAfterPolls ||
+          (completeAfterMs !== undefined && now() - task.createdAt >= completeAfterMs)
+        task.status = due ? (task.failure !== undefined ? "FAILED" : "SUCCEEDED") : task.polls === 1 ? "PENDING" : "RUNNING"
+      }
+      if ((task.status === "SUCCEEDED" || task.status === "FAILED") && task.endedAt === undefined) task.endedAt = now()
+      const output: Record<string, unknown> = {
+        task_id: task.taskId,
+        task_status: fault?._tag === "ReportStatus" ? (fault.status ?? "RECALIBRATING") : task.status,
+        submit_time: vendorTime(task.createdAt)
+      }
+      if (task.endedAt !== undefined && fault?._tag !== "ReportStatus") {
+        output["end_time"] = vendorTime(task.endedAt)
+        if (task.status === "FAILED" && task.failure !== undefined) {
+          output["code"] = task.failure.code
+          output["message"] = task.failure.message
+        } else if (task.result === "video") {
+          output["video_url"] = mediaUrls(task)[0]
+        } else if (options.imageResults === "results") {
+          output["results"] = mediaUrls(task).map((url) => ({ url }))
+        } else {
+          output["choices"] = mediaUrls(task).map((image) => ({
+            finish_reason: "stop",
+            message: { role: "assistant", content: [{ image, type: "image" }] }
+          }))
+        }
+      }
+      const usage = task.result === "video" ? { video_count: 1, duration: 5 } : { image_count: mediaUrls(task).length }
+      return { _tag: "Json", status: 200, body: { request_id: randomUUID(), output, usage } }
+    }
+
+    const media = (request: LoggedRequest): Reply => {
+      const match = /^\/(media|signed)\/([^/]+)\/(\d+)\.(mp4|png)$/.exec(request.path)
+      const task = match !== null ? tasks.get(match[2]!) : undefined
+      if (match === null || task === undefined) return { _tag: "Json", status: 404, body: { code: "NoSuchKey" } }
+      if (match[1] === "signed") return { _tag: "Redirect", location: `${origin}/media/${match[2]}/${match[3]}.${match[4]}` }
+      if (match[4] === "mp4") return { _tag: "Bytes", status: 200, bytes: SampleMedia.mp4(), contentType: "video/mp4" }
+      const size = isObject(task.body["parameters"]) ? task.body["parameters"]["size"] : undefined
+      const [w, h] = typeof size === "string" && /^\d+\*\d+$/.test(size) ? size.split("*").map(Number) : [64, 64]
+      return {
+        _tag: "Bytes",
+        status: 200,
+        bytes: SampleMedia.png(Math.min(w!, 256), Math.min(h!, 256), Number(match[3])),
+        contentType: "image/png"
+      }
+    }
+
+    const server = yield* serve<RequestKind>(recorder as Recorder<RequestKind, unknown>, classify, async (request) => {
+      const fault = recorder.take(request.kind)
+      switch (fault?._tag) {
+        case "RateLimited":
+          return error(429, "Throttling.RateQuota", "Requests rate limit exceeded, please try again later.", {
+            ...(fault.retryAfterSeconds !== undefined ? { "retry-after": String(fault.retryAfterSeconds) } : {})
+          })
+        case "Unavailable":
+          return error(503, "ServiceUnavailable", "The service is overloaded, please try again later.", {
+            ...(fault.retryAfterSeconds !== undefined ? { "retry-after": String(fault.retryAfterSeconds) } : {})
+          })
+        case "HttpError":
+          return error(fault.status, fault.code, fault.message)
+        case "Drop":
+          if (fault.afterAccept !== true) return { _tag: "Drop" }
+          break
+        case "Slow":
+          await server.wait(Duration.toMillis(fault.delay))
+          break
+      }
+      const reply = request.kind === "submit"
+        ? create(request, fault)
+        : request.kind === "poll"
+        ? query(request, fault)
+        : request.kind === "download"
+        ? media(request)
+        : error(404, "NotFound", "No such API.")
+      if (fault?._tag === "Drop") return { _tag: "Drop" }
+      if (fault?._tag === "MalformedJson") return { _tag: "Garbled" }
+      return reply
+    })
+    origin = server.origin
+
+    return {
+      baseUrl: `${server.origin}/api/v1`,
+      apiKey,
+      requests: Effect.sync(() => [...recorder.log]),
+      acceptedSubmits: Effect.sync(() => accepted),
+      tasks: Effect.sync(() =>
+        [...tasks.values()].map((t) => ({
+          taskId: t.taskId,
+          createPath: t.createPath,
+          body: t.body,
+          polls: t.polls,
+          status: t.status
+        }))
+      ),
+      inject: (kind, fault, times = 1) => Effect.sync(() => recorder.inject(kind, fault, times)),
+      awaitRequests: (count) => recorder.awaitRequests(count)
+    }
+  })

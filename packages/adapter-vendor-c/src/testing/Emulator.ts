@@ -1,0 +1,314 @@
+/**
+ * An in-process emulator of vendor-c's "jwt-task" API, written from UPSTREAMS.md (not from the
+ * adapter), for integration tests: HS256 tokens checked for signature, issuer, `exp` and `nbf`
+ * (on the Effect clock, so `TestClock` drives expiry), the `{code, message, request_id, data}`
+ * envelope, string durations, raw Base64 images, `external_task_id` unique per account and usable
+ * in place of the task id, tasks that finish on the Nth poll, real MP4 results, and fault switches
+ * for the next N requests of a kind.
+ */
+import { createHmac, randomUUID, timingSafeEqual } from "node:crypto"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { SampleMedia } from "@genway/core"
+import { type LoggedRequest as Logged, Recorder, type Reply, serve } from "./internal/server.js"
+
+/** Which requests a fault applies to: task creation, task queries, or result media. */
+export type RequestKind = "submit" | "poll" | "download"
+
+/** A request as the emulator saw it. */
+export type LoggedRequest = Logged<RequestKind>
+
+/** What the next request(s) of a kind get instead of (or on top of) a normal answer. */
+export type Fault =
+  /** 429 with `code` 1302 (rate, the default) or 1303 (concurrency); `Retry-After` when given. */
+  | { readonly _tag: "RateLimited"; readonly code?: number; readonly retryAfterSeconds?: number }
+  /** 503, code 5001. */
+  | { readonly _tag: "Unavailable"; readonly retryAfterSeconds?: number }
+  /** Any vendor error answer, e.g. HTTP 400 code 1301 (content safety). */
+  | { readonly _tag: "HttpError"; readonly status: number; readonly code: number; readonly message: string }
+  /** 401 code 1004 whatever the token. */
+  | { readonly _tag: "ExpiredToken" }
+  /** The normal answer, after `delay` of real time. */
+  | { readonly _tag: "Slow"; readonly delay: Duration.DurationInput }
+  /** The connection is cut; with `afterAccept`, a submit is accepted (and counted) first. */
+  | { readonly _tag: "Drop"; readonly afterAccept?: boolean }
+  /** A 200 whose JSON is cut off; a submit is accepted (and counted) first. */
+  | { readonly _tag: "MalformedJson" }
+  /** A query reports this `task_status` (default: one no documentation lists). */
+  | { readonly _tag: "ReportStatus"; readonly status?: string }
+  /** The task (created by this submit, or queried now) ends `failed` with this `task_status_msg`. */
+  | { readonly _tag: "FailTask"; readonly message?: string }
+
+/** Emulator settings; every field has a default. */
+export interface EmulatorOptions {
+  readonly accessKey?: string
+  readonly secretKey?: string
+  /** A task reports its final state on this query (1-based); default 3 (`submitted`, `processing`, then final). */
+  readonly completeAfterPolls?: number
+  /** Alternatively or additionally, a task is final this long after its creation (Effect clock). */
+  readonly completeAfter?: Duration.DurationInput
+  /** Upstream model ids that exist; default: any. */
+  readonly models?: ReadonlyArray<string>
+  /** Hand out media URLs that answer with a redirect to the bytes. */
+  readonly redirectMedia?: boolean
+}
+
+/** A task the emulator holds. */
+export interface EmulatedTask {
+  readonly taskId: string
+  readonly externalTaskId: string | undefined
+  readonly kind: "image2video" | "text2video"
+  readonly body: unknown
+  readonly polls: number
+  readonly status: string
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** The `{base}` to configure the adapter with (`http://127.0.0.1:<port>`). */
+  readonly baseUrl: string
+  readonly accessKey: string
+  readonly secretKey: string
+  /** Every request received, oldest first. */
+  readonly requests: Effect.Effect<ReadonlyArray<LoggedRequest>>
+  /** How many creates were accepted (a task was made), including ones whose answer was then lost. */
+  readonly acceptedSubmits: Effect.Effect<number>
+  readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Applies `fault` to the next `times` (default 1) requests of `kind`. */
+  readonly inject: (kind: RequestKind, fault: Fault, times?: number) => Effect.Effect<void>
+  /** Completes once at least `count` requests were received. */
+  readonly awaitRequests: (count: number) => Effect.Effect<void>
+}
+
+interface Task {
+  readonly taskId: string
+  readonly externalTaskId: string | undefined
+  readonly kind: "image2video" | "text2video"
+  readonly body: Record<string, unknown>
+  readonly createdAt: number
+  updatedAt: number
+  polls: number
+  status: string
+  failure?: string
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+const answer = (status: number, code: number, message: string, data?: unknown, headers?: Record<string, string>): Reply => ({
+  _tag: "Json",
+  status,
+  body: { code, message, request_id: randomUUID(), ...(data !== undefined ? { data } : {}) },
+  ...(headers !== undefined ? { headers } : {})
+})
+
+const invalid = (message: string) => answer(400, 1201, message)
+
+const decodeSegment = (segment: string | undefined): unknown => {
+  try {
+    return JSON.parse(Buffer.from(segment ?? "", "base64url").toString("utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+/** Starts an emulator on 127.0.0.1 (a free port) for the life of the scope. */
+export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    const now = () => clock.unsafeCurrentTimeMillis()
+    const accessKey = options.accessKey ?? "emulator-access-key"
+    const secretKey = options.secretKey ?? "emulator-secret-key"
+    const completeAfterMs = options.completeAfter !== undefined ? Duration.toMillis(options.completeAfter) : undefined
+    const completeAfterPolls = options.completeAfterPolls ?? (completeAfterMs !== undefined ? Infinity : 3)
+    const recorder = new Recorder<RequestKind, Fault>()
+    const tasks = new Map<string, Task>()
+    let accepted = 0
+    let origin = ""
+
+    const classify = (method: string, path: string): RequestKind | "other" =>
+      method === "POST" && /^\/v1\/videos\/(image2video|text2video)$/.test(path)
+        ? "submit"
+        : method === "GET" && /^\/v1\/videos\/(image2video|text2video)\/[^/]+$/.test(path)
+        ? "poll"
+        : method === "GET" && (path.startsWith("/media/") || path.startsWith("/signed/"))
+        ? "download"
+        : "other"
+
+    /** The auth error of a request, if any (401 codes 1000-1004). */
+    const authError = (request: LoggedRequest): Reply | undefined => {
+      const header = request.headers["authorization"]
+      if (header === undefined || !header.startsWith("Bearer ")) return answer(401, 1001, "Authorization is empty")
+      const parts = header.slice("Bearer ".length).split(".")
+      if (parts.length !== 3) return answer(401, 1002, "Authorization is invalid")
+      const head = decodeSegment(parts[0])
+      const claims = decodeSegment(parts[1])
+      if (!isObject(head) || head["alg"] !== "HS256" || head["typ"] !== "JWT" || !isObject(claims)) {
+        return answer(401, 1002, "Authorization is invalid")
+      }
+      const expected = createHmac("sha256", secretKey).update(`${parts[0]}.${parts[1]}`).digest()
+      const given = Buffer.from(parts[2]!, "base64url")
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        return answer(401, 1002, "Authorization is invalid")
+      }
+      if (claims["iss"] !== accessKey) return answer(401, 1000, "Authentication failed")
+      const seconds = now() / 1000
+      if (typeof claims["exp"] !== "number" || seconds >= claims["exp"]) return answer(401, 1004, "Authorization has expired")
+      if (typeof claims["nbf"] !== "number" || seconds < claims["nbf"]) return answer(401, 1003, "Authorization is not yet valid")
+      return undefined
+    }
+
+    const create = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+      const denied = authError(request)
+      if (denied !== undefined) return denied
+      const kind = request.path.endsWith("image2video") ? "image2video" : "text2video"
+      const body = request.body
+      if (!isObject(body)) return invalid("request body must be a JSON object")
+      if (typeof body["model_name"] !== "string" || body["model_name"] === "") return invalid("model_name is required")
+      if (options.models !== undefined && !options.models.includes(body["model_name"])) {
+        return answer(404, 1203, "model not found")
+      }
+      if (body["duration"] !== undefined && body["duration"] !== "5" && body["duration"] !== "10") {
+        return invalid('duration must be the string "5" or "10"')
+      }
+      const masks = Array.isArray(body["dynamic_masks"]) ? body["dynamic_masks"].map((m) => isObject(m) ? m["mask"] : m) : []
+      for (const image of [body["image"], body["image_tail"], body["static_mask"], ...masks]) {
+        if (typeof image === "string" && image.startsWith("data:")) {
+          return invalid("images must be URLs or raw Base64 without a data-URL prefix")
+        }
+      }
+      if (kind === "image2video" && typeof body["image"] !== "string" && typeof body["image_tail"] !== "string") {
+        return invalid("one of image and image_tail is required")
+      }
+      if (kind === "text2video" && typeof body["prompt"] !== "string") return invalid("prompt is required")
+      const external = typeof body["external_task_id"] === "string" ? body["external_task_id"] : undefined
+      if (external !== undefined && [...tasks.values()].some((t) => t.externalTaskId === external)) {
+        return invalid("external_task_id already exists")
+      }
+      const created = now()
+      const task: Task = {
+        taskId: String(800000000000000000n + BigInt(tasks.size + 1)),
+        externalTaskId: external,
+        kind,
+        body,
+        createdAt: created,
+        updatedAt: created,
+        polls: 0,
+        status: "submitted"
+      }
+      if (fault?._tag === "FailTask") task.failure = fault.message ?? "Failure to pass the risk control system"
+      tasks.set(task.taskId, task)
+      accepted++
+      return answer(200, 0, "SUCCEED", {
+        task_id: task.taskId,
+        task_status: task.status,
+        created_at: task.createdAt,
+        updated_at: task.updatedAt
+      })
+    }
+
+    const query = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+      const denied = authError(request)
+      if (denied !== undefined) return denied
+      const [, , , kind, rawId] = request.path.split("/")
+      const id = decodeURIComponent(rawId ?? "")
+      const task = [...tasks.values()].find((t) => t.kind === kind && (t.taskId === id || t.externalTaskId === id))
+      if (task === undefined) return answer(404, 1203, "task not found")
+      task.polls++
+      if (fault?._tag === "FailTask") {
+        task.failure = fault.message ?? "Failure to pass the risk control system"
+        task.status = "failed"
+        task.updatedAt = now()
+      }
+      if (task.status !== "succeed" && task.status !== "failed") {
+        const due = task.polls >= completeAfterPolls ||
+          (completeAfterMs !== undefined && now() - task.createdAt >= completeAfterMs)
+        const next = due ? (task.failure !== undefined ? "failed" : "succeed") : task.polls === 1 ? "submitted" : "processing"
+        if (next !== task.status) task.updatedAt = now()
+        task.status = next
+      }
+      const data: Record<string, unknown> = {
+        task_id: task.taskId,
+        task_status: fault?._tag === "ReportStatus" ? (fault.status ?? "queued_for_review") : task.status,
+        task_status_msg: task.status === "failed" ? task.failure : "",
+        created_at: task.createdAt,
+        updated_at: task.updatedAt,
+        task_info: { external_task_id: task.externalTaskId ?? "" }
+      }
+      if (task.status === "succeed" && fault?._tag !== "ReportStatus") {
+        const prefix = options.redirectMedia === true ? "signed" : "media"
+        data["task_result"] = {
+          videos: [{
+            id: `${task.taskId}-0`,
+            url: `${origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
+            duration: typeof task.body["duration"] === "string" ? task.body["duration"] : "5"
+          }]
+        }
+      }
+      return answer(200, 0, "SUCCEED", data)
+    }
+
+    const media = (request: LoggedRequest): Reply => {
+      const match = /^\/(media|signed)\/([^/]+)\.mp4$/.exec(request.path)
+      if (match === null || !tasks.has(match[2]!)) return { _tag: "Json", status: 404, body: { message: "not found" } }
+      if (match[1] === "signed") return { _tag: "Redirect", location: `${origin}/media/${match[2]}.mp4` }
+      return { _tag: "Bytes", status: 200, bytes: SampleMedia.mp4(), contentType: "video/mp4" }
+    }
+
+    const retryAfter = (seconds: number | undefined) =>
+      seconds !== undefined ? { "retry-after": String(seconds) } : undefined
+
+    const server = yield* serve<RequestKind>(recorder as Recorder<RequestKind, unknown>, classify, async (request) => {
+      const fault = recorder.take(request.kind)
+      switch (fault?._tag) {
+        case "RateLimited": {
+          const code = fault.code ?? 1302
+          const message = code === 1303 ? "parallel task over resource pack limit" : "request rate limit exceeded"
+          return answer(429, code, message, undefined, retryAfter(fault.retryAfterSeconds))
+        }
+        case "Unavailable":
+          return answer(503, 5001, "server is temporarily unavailable", undefined, retryAfter(fault.retryAfterSeconds))
+        case "HttpError":
+          return answer(fault.status, fault.code, fault.message)
+        case "ExpiredToken":
+          return answer(401, 1004, "Authorization has expired")
+        case "Drop":
+          if (fault.afterAccept !== true) return { _tag: "Drop" }
+          break
+        case "Slow":
+          await server.wait(Duration.toMillis(fault.delay))
+          break
+      }
+      const reply = request.kind === "submit"
+        ? create(request, fault)
+        : request.kind === "poll"
+        ? query(request, fault)
+        : request.kind === "download"
+        ? media(request)
+        : answer(404, 1202, "the requested method is invalid")
+      if (fault?._tag === "Drop") return { _tag: "Drop" }
+      if (fault?._tag === "MalformedJson") return { _tag: "Garbled" }
+      return reply
+    })
+    origin = server.origin
+
+    return {
+      baseUrl: server.origin,
+      accessKey,
+      secretKey,
+      requests: Effect.sync(() => [...recorder.log]),
+      acceptedSubmits: Effect.sync(() => accepted),
+      tasks: Effect.sync(() =>
+        [...tasks.values()].map((t) => ({
+          taskId: t.taskId,
+          externalTaskId: t.externalTaskId,
+          kind: t.kind,
+          body: t.body,
+          polls: t.polls,
+          status: t.status
+        }))
+      ),
+      inject: (kind, fault, times = 1) => Effect.sync(() => recorder.inject(kind, fault, times)),
+      awaitRequests: (count) => recorder.awaitRequests(count)
+    }
+  })

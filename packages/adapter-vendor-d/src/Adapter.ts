@@ -1,0 +1,72 @@
+/**
+ * The live vendor-d task adapter. Each task goes to the protocol its entry names
+ * (`entry.upstream.protocol`); today that is "long-running" (G1, G2). The synchronous
+ * "generate-content" protocol (E1) is not a task protocol and will live in its own module.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import { VendorAdapter } from "@genway/core"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Config from "./Config.js"
+import * as Http from "./internal/http.js"
+import type { TaskProtocol } from "./internal/protocol.js"
+import * as LongRunning from "./internal/longRunning.js"
+
+/** Time limit of each exchange kind (`submit`, `poll`, `download`: until the answer's headers). */
+export type Timeouts = Http.Timeouts
+
+/** Tuning that is not operator configuration. */
+export interface AdapterOptions {
+  readonly timeouts?: Partial<Timeouts>
+}
+
+/** Default time limits: 60 s for a create, 30 s for a poll, 60 s until a download starts. */
+export const defaultTimeouts: Timeouts = Http.defaultTimeouts
+
+/** Builds the vendor-d adapter on the gateway's HTTP client. */
+export const make = (
+  config: Config.VendorDConfig,
+  options: AdapterOptions = {}
+): Effect.Effect<VendorAdapter.VendorAdapter, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const upstream = Http.make(config, client, { ...Http.defaultTimeouts, ...options.timeouts })
+    const protocols: Readonly<Record<string, TaskProtocol>> = {
+      "long-running": LongRunning.make(upstream)
+    }
+
+    const route = <A>(
+      task: VendorAdapter.UpstreamTask,
+      use: (protocol: TaskProtocol) => Effect.Effect<A, VendorAdapter.AdapterError>
+    ): Effect.Effect<A, VendorAdapter.AdapterError> => {
+      const name = task.entry.upstream.protocol
+      const effect = Object.hasOwn(protocols, name)
+        ? use(protocols[name]!)
+        : Effect.logError("vendor-d: the entry names a protocol this adapter does not serve as a task").pipe(
+          Effect.zipRight(Effect.fail(Http.rejected(3001, `vendor-d does not serve protocol "${name}" as a task`)))
+        )
+      return effect.pipe(Effect.annotateLogs({ vendor: "vendor-d", taskId: task.taskId, protocol: name }))
+    }
+
+    const adapter: VendorAdapter.VendorAdapter = {
+      vendor: "vendor-d",
+      mode: "live",
+      submit: (task) => route(task, (p) => p.submit(task)),
+      poll: (task) => route(task, (p) => p.poll(task)),
+      download: (source) => upstream.download(source).pipe(Effect.annotateLogs({ vendor: "vendor-d" }))
+    }
+    return adapter
+  })
+
+/** The adapter when `VENDOR_D_*` is set, `None` when vendor-d is to be sandboxed. */
+export const fromConfig = (
+  options: AdapterOptions = {}
+): Effect.Effect<Option.Option<VendorAdapter.VendorAdapter>, ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Effect.flatMap(
+    Config.config,
+    Option.match({
+      onNone: () => Effect.succeed(Option.none()),
+      onSome: (config) => Effect.map(make(config, options), Option.some)
+    })
+  )

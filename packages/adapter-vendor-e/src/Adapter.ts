@@ -1,0 +1,227 @@
+/**
+ * The live vendor-e adapter, protocol "task-info" (UPSTREAMS.md): the vendor speaks SPEC.md's own
+ * task surface — flat body to `{base}<entry path>`, 202 `{task_info}`, poll `…/generation/{id}`,
+ * states and task errors already the gateway's. The path comes from the entry, so the adapter
+ * chains to any SPEC.md upstream, another Genway included. SPEC.md has no client-chosen task id,
+ * hence no `reconcile`.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { type ModelEntry, TaskInfo, VendorAdapter } from "@genway/core"
+import * as Config from "./Config.js"
+import * as Http from "./internal/http.js"
+
+const vendor = "vendor-e"
+
+/** The protocol name registry entries of this adapter carry in `upstream.protocol`. */
+export const protocol = "task-info"
+
+/**
+ * The upstream create path: the entry's own path, with its model segment replaced by the upstream
+ * model id when configuration says the upstream calls the model differently.
+ */
+export const upstreamPath = (entry: ModelEntry.ModelEntry, upstreamModel: string): string => {
+  const segment = `/${entry.model}/`
+  const at = entry.path.lastIndexOf(segment)
+  return upstreamModel === entry.model || at < 0
+    ? entry.path
+    : `${entry.path.slice(0, at)}/${upstreamModel}/${entry.path.slice(at + segment.length)}`
+}
+
+/**
+ * The upstream body: the gateway body as it is (same protocol), limited to the fields the entry
+ * lists in `input`/`parameters` when it lists any, `rename`d, `null`s dropped.
+ */
+export const toUpstreamBody = (
+  entry: ModelEntry.ModelEntry,
+  body: Readonly<Record<string, unknown>>
+): Record<string, unknown> => {
+  const { input, parameters, rename = {} } = entry.upstream
+  const listed = input !== undefined || parameters !== undefined ? new Set([...(input ?? []), ...(parameters ?? [])]) : undefined
+  const out: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(body)) {
+    if (value === undefined || value === null) continue
+    if (listed !== undefined && !listed.has(field)) continue
+    out[rename[field] ?? field] = value
+  }
+  return out
+}
+
+const states: Readonly<Record<string, TaskInfo.TaskStatus>> = {
+  pending: "pending",
+  processing: "processing",
+  completed: "completed",
+  failed: "failed"
+}
+
+/** `{error: {code, title, detail, param?}}` of DESIGN.md §4, when the body is one. */
+const errorEnvelope = (text: string) => {
+  const error = Http.parseObject(text)?.["error"]
+  if (!Http.isRecord(error)) return undefined
+  const title = Http.stringAt(error, "title")
+  const detail = Http.stringAt(error, "detail")
+  const param = Http.stringAt(error, "param")
+  return {
+    title,
+    detail: param !== undefined && detail !== undefined && !detail.includes(param) ? `${param}: ${detail}` : detail
+  }
+}
+
+/** A task error passed through as the upstream wrote it, when it is a well-formed one. */
+const upstreamTaskError = (value: unknown): TaskInfo.TaskError | undefined => {
+  if (!Http.isRecord(value)) return undefined
+  const { code, detail, title } = value
+  return typeof code === "number" && Number.isInteger(code) && typeof title === "string" && typeof detail === "string"
+    ? new TaskInfo.TaskError({ code, title, detail })
+    : undefined
+}
+
+/** Maps a non-2xx answer to an adapter error. Only a submit can be the client's fault (400). */
+const httpFailure = (
+  answer: Http.Answer,
+  phase: "submit" | "poll"
+): Effect.Effect<never, VendorAdapter.Retryable | VendorAdapter.Rejected> =>
+  Effect.flatMap(Http.retryAfter(answer.headers), (after): Effect.Effect<never, VendorAdapter.Retryable | VendorAdapter.Rejected> => {
+    const status = answer.status
+    if (Http.isTransientStatus(status)) {
+      return Effect.fail(
+        new VendorAdapter.Retryable({
+          reason: `${vendor} answered HTTP ${status}`,
+          ...(after !== undefined ? { retryAfter: after } : {})
+        })
+      )
+    }
+    const envelope = errorEnvelope(answer.text)
+    const detail = envelope?.detail !== undefined && envelope.detail !== "" ? envelope.detail : undefined
+    if (phase === "submit" && [400, 409, 413, 415, 422].includes(status)) {
+      return Effect.fail(
+        new VendorAdapter.Rejected({
+          error: new TaskInfo.TaskError({
+            code: 400,
+            title: envelope?.title ?? Http.titles[400],
+            detail: detail ?? `${vendor} rejected the request (HTTP ${status}).`
+          })
+        })
+      )
+    }
+    const why = status === 401
+      ? `${vendor} refused the gateway's credentials`
+      : status === 402
+      ? `${vendor} refused the request: the upstream balance is exhausted`
+      : status === 403
+      ? `${vendor} does not permit the gateway's key to use this model`
+      : status === 404
+      ? `${vendor} does not know this ${phase === "submit" ? "model" : "task"}`
+      : detail ?? `${vendor} refused the request`
+    return Effect.fail(Http.rejected(3001, `${why} (HTTP ${status}).`))
+  })
+
+/** Builds the live vendor-e adapter. The `HttpClient` is the gateway's (Node or fetch). */
+export const make = (config: Config.VendorEConfig): Effect.Effect<VendorAdapter.VendorAdapter, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    // Upstreams need no trace headers of ours.
+    const client = HttpClient.withTracerPropagation(yield* HttpClient.HttpClient, false)
+    const downloads = Http.downloadClient(client)
+    const timeout = config.timeout ?? "30 seconds"
+    const authed = (request: HttpClientRequest.HttpClientRequest) =>
+      request.pipe(HttpClientRequest.bearerToken(config.apiKey), HttpClientRequest.acceptJson)
+
+    const submit = (task: VendorAdapter.UpstreamTask): Effect.Effect<VendorAdapter.Submitted, VendorAdapter.AdapterError> =>
+      Effect.gen(function*() {
+        if (task.entry.upstream.protocol !== protocol) {
+          return yield* Http.rejected(3001, `The model ${task.entry.model} is misconfigured: vendor-e speaks only "${protocol}".`)
+        }
+        const path = upstreamPath(task.entry, task.upstreamModel)
+        const request = HttpClientRequest.post(`${config.baseUrl}${path}`).pipe(
+          authed,
+          HttpClientRequest.bodyUnsafeJson(toUpstreamBody(task.entry, task.body))
+        )
+        const answer = yield* Http.exchange(client, request, timeout).pipe(
+          Effect.mapError((e) =>
+            e.sent
+              ? new VendorAdapter.OutcomeUnknown({ reason: `${vendor} submit: ${e.reason}` })
+              : new VendorAdapter.Retryable({ reason: `${vendor} submit: ${e.reason}` })
+          )
+        )
+        if (answer.status < 200 || answer.status >= 300) return yield* httpFailure(answer, "submit")
+        const info = Http.parseObject(answer.text)?.["task_info"]
+        const id = Http.stringAt(info, "id")
+        if (id === undefined || id === "") {
+          return yield* new VendorAdapter.OutcomeUnknown({ reason: `${vendor} submit: HTTP ${answer.status} without a readable task id` })
+        }
+        // The reference is the retrieval path relative to the base: polling needs nothing else.
+        return {
+          ref: `${path}/${encodeURIComponent(id)}`,
+          status: Http.stringAt(info, "status") === "processing" ? "processing" : "pending"
+        }
+      })
+
+    const poll = (
+      task: VendorAdapter.UpstreamTask & { readonly upstreamRef: string }
+    ): Effect.Effect<VendorAdapter.PollOutcome, VendorAdapter.AdapterError> =>
+      Effect.gen(function*() {
+        if (!task.upstreamRef.startsWith("/")) return yield* Http.rejected(3001, "The task's vendor-e reference is unreadable.")
+        const answer = yield* Http.exchange(client, authed(HttpClientRequest.get(`${config.baseUrl}${task.upstreamRef}`)), timeout).pipe(
+          Effect.mapError((e) => new VendorAdapter.Retryable({ reason: `${vendor} poll: ${e.reason}` }))
+        )
+        if (answer.status < 200 || answer.status >= 300) return yield* httpFailure(answer, "poll")
+        const body = Http.parseObject(answer.text)
+        const info = body?.["task_info"]
+        const status = Http.stringAt(info, "status")
+        if (body === undefined || status === undefined) {
+          return yield* new VendorAdapter.Retryable({ reason: `${vendor} poll: unreadable answer (HTTP ${answer.status})` })
+        }
+        switch (states[status]) {
+          case "pending":
+            return { _tag: "Running", status: "pending" }
+          case "processing":
+            return { _tag: "Running", status: "processing" }
+          case "completed": {
+            const kinds = task.entry.result === "images" ? ["images", "videos"] : ["videos", "images"]
+            const list = kinds.map((k) => body[k]).find(Array.isArray) ?? []
+            const media = list
+              .filter((url: unknown): url is string => typeof url === "string" && url !== "")
+              .map((url): VendorAdapter.MediaSource => ({ _tag: "Url", url }))
+            return media.length > 0
+              ? { _tag: "Completed", media }
+              : { _tag: "Failed", error: Http.taskError(3001, "vendor-e reported completion without any result.") }
+          }
+          case "failed":
+            return {
+              _tag: "Failed",
+              error: upstreamTaskError(Http.isRecord(info) ? info["error"] : undefined) ??
+                Http.taskError(3001, "vendor-e reported the task as failed.")
+            }
+          case undefined:
+            yield* Effect.logWarning("vendor-e reported an unknown task state; keeping the task running").pipe(
+              Effect.annotateLogs({ vendor, taskId: task.taskId, state: status })
+            )
+            return { _tag: "Running", status: "processing" }
+        }
+      })
+
+    return {
+      vendor,
+      mode: "live",
+      submit,
+      poll,
+      download: (source) => Http.download(downloads, source, timeout, vendor)
+    } satisfies VendorAdapter.VendorAdapter
+  })
+
+/** The adapter when `VENDOR_E_*` is set, `None` when vendor-e is to be sandboxed. */
+export const fromConfig = (): Effect.Effect<
+  Option.Option<VendorAdapter.VendorAdapter>,
+  ConfigError.ConfigError,
+  HttpClient.HttpClient
+> =>
+  Effect.flatMap(
+    Config.config,
+    Option.match({
+      onNone: () => Effect.succeed(Option.none()),
+      onSome: (config) => Effect.map(make(config), Option.some)
+    })
+  )

@@ -1,0 +1,232 @@
+/**
+ * The HTTP contract derived from the entries: one `HttpApiGroup` per entry (named by its id) with a
+ * `create` endpoint, plus a `retrieve` endpoint for task entries. The server serves its OpenAPI
+ * document and may implement it with `HttpApiBuilder`; a client is `HttpApiClient.make(makeApi(entries))`.
+ * Request bodies are the entries' schemas, so the document shows every bound. The cross-field
+ * rules and image checks of `Validate` are not expressible here and apply on top.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { Errors, ModelEntry, TaskInfo } from "@genway/core"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+
+// ---------------------------------------------------------------------------------------------
+// Errors. One class per status: a handler fails with an instance, and the class (not the shape,
+// which is the same for every status) tells the encoder which status to answer with.
+// ---------------------------------------------------------------------------------------------
+
+const errorClass = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
+<Self>() =>
+(identifier: string, status: number, description: string) =>
+  Schema.Class<Self>(identifier)(fields, HttpApiSchema.annotations({ status, description }))
+
+const taskError = errorClass(Errors.TaskErrorEnvelope.fields)
+const openAiError = errorClass(Errors.OpenAiErrorEnvelope.fields)
+
+/** 400 on the task surface: invalid JSON, body or parameter; `param` names the field. */
+export class TaskBadRequest extends taskError<TaskBadRequest>()("TaskBadRequest", 400, "Invalid body or parameter") {}
+/** 401 on the task surface: missing or unknown bearer token. */
+export class TaskUnauthorized extends taskError<TaskUnauthorized>()("TaskUnauthorized", 401, "Missing or unknown token") {}
+/** 403 on the task surface: the key may not use this model. */
+export class TaskForbidden extends taskError<TaskForbidden>()("TaskForbidden", 403, "Key not allowed this model") {}
+/** 404 on the task surface: unknown route, model or task (another tenant's task included). */
+export class TaskNotFound extends taskError<TaskNotFound>()("TaskNotFound", 404, "Unknown model or task") {}
+/** 409 on the task surface: an idempotency key reused with another body. */
+export class TaskConflict extends taskError<TaskConflict>()("TaskConflict", 409, "Idempotency key reused with another body") {}
+/** 413 on the task surface: the body exceeds the entry's limit. */
+export class TaskPayloadTooLarge
+  extends taskError<TaskPayloadTooLarge>()("TaskPayloadTooLarge", 413, "Body over the model's limit")
+{}
+/** 415 on the task surface: the body is not JSON. */
+export class TaskUnsupportedMediaType
+  extends taskError<TaskUnsupportedMediaType>()("TaskUnsupportedMediaType", 415, "Body is not JSON")
+{}
+/** 429 on the task surface: rate limited (see `Retry-After`). */
+export class TaskRateLimited extends taskError<TaskRateLimited>()("TaskRateLimited", 429, "Rate limited") {}
+
+/** 400 on the OpenAI-compatible surface. */
+export class OpenAiBadRequest extends openAiError<OpenAiBadRequest>()("OpenAiBadRequest", 400, "Invalid body or parameter") {}
+/** 401 on the OpenAI-compatible surface. */
+export class OpenAiUnauthorized
+  extends openAiError<OpenAiUnauthorized>()("OpenAiUnauthorized", 401, "Missing or unknown token")
+{}
+/** 403 on the OpenAI-compatible surface. */
+export class OpenAiForbidden extends openAiError<OpenAiForbidden>()("OpenAiForbidden", 403, "Key not allowed this model") {}
+/** 404 on the OpenAI-compatible surface (unknown model). */
+export class OpenAiNotFound extends openAiError<OpenAiNotFound>()("OpenAiNotFound", 404, "Unknown model") {}
+/** 413 on the OpenAI-compatible surface. */
+export class OpenAiPayloadTooLarge
+  extends openAiError<OpenAiPayloadTooLarge>()("OpenAiPayloadTooLarge", 413, "Body over the model's limit")
+{}
+/** 415 on the OpenAI-compatible surface. */
+export class OpenAiUnsupportedMediaType
+  extends openAiError<OpenAiUnsupportedMediaType>()("OpenAiUnsupportedMediaType", 415, "Body is not JSON")
+{}
+/** 429 on the OpenAI-compatible surface. */
+export class OpenAiRateLimited extends openAiError<OpenAiRateLimited>()("OpenAiRateLimited", 429, "Rate limited") {}
+/** 502 on the OpenAI-compatible surface: the vendor answered with an error or nonsense. */
+export class OpenAiBadGateway extends openAiError<OpenAiBadGateway>()("OpenAiBadGateway", 502, "Upstream failure") {}
+/** 503 on the OpenAI-compatible surface: the vendor is unavailable or overloaded. */
+export class OpenAiUnavailable extends openAiError<OpenAiUnavailable>()("OpenAiUnavailable", 503, "Upstream unavailable") {}
+/** 504 on the OpenAI-compatible surface: the vendor did not answer in time. */
+export class OpenAiGatewayTimeout
+  extends openAiError<OpenAiGatewayTimeout>()("OpenAiGatewayTimeout", 504, "Upstream timeout")
+{}
+
+// ---------------------------------------------------------------------------------------------
+// Authentication
+// ---------------------------------------------------------------------------------------------
+
+/** The caller resolved from the bearer token: each token belongs to one tenant. */
+export class Tenant extends Context.Tag("@genway/registry/Api/Tenant")<Tenant, { readonly id: string }>() {}
+
+/** Bearer authentication of the task surface; failures answer with the task error envelope. */
+export class TaskAuthorization extends HttpApiMiddleware.Tag<TaskAuthorization>()("@genway/registry/Api/TaskAuthorization", {
+  failure: TaskUnauthorized,
+  provides: Tenant,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/** Bearer authentication of the OpenAI-compatible surface; failures answer with its envelope. */
+export class OpenAiAuthorization
+  extends HttpApiMiddleware.Tag<OpenAiAuthorization>()("@genway/registry/Api/OpenAiAuthorization", {
+    failure: OpenAiUnauthorized,
+    provides: Tenant,
+    security: { bearer: HttpApiSecurity.bearer }
+  })
+{}
+
+// ---------------------------------------------------------------------------------------------
+// Success bodies
+// ---------------------------------------------------------------------------------------------
+
+const TaskCreated = TaskInfo.TaskCreated.annotations(HttpApiSchema.annotations({ identifier: "TaskCreated", status: 202 }))
+const VideoTaskResult = TaskInfo.VideoTaskResult.annotations({ identifier: "VideoTaskResult" })
+const ImageTaskResult = TaskInfo.ImageTaskResult.annotations({ identifier: "ImageTaskResult" })
+
+// The chat completion and model response shapes belong to core's wire schemas; until core
+// exports them the contract declares an open object, which any JSON answer decodes into.
+const ChatCompletion = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "ChatCompletion",
+  description: "SPEC.md §2.4 chat completion; with `stream: true`, server-sent events of §2.5 chunks"
+})
+const ModelResponse = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "ModelResponse",
+  description: "SPEC.md §2.6 model response; with `stream: true`, server-sent events"
+})
+
+/** Path parameter of the retrieval endpoints. */
+export const TaskIdPath = Schema.Struct({ task_id: Schema.UUID })
+
+// ---------------------------------------------------------------------------------------------
+// Groups
+// ---------------------------------------------------------------------------------------------
+
+const asPath = (path: string): HttpApiEndpoint.PathSegment => {
+  if (!path.startsWith("/")) throw new Error(`entry path must start with "/": ${path}`)
+  return path as HttpApiEndpoint.PathSegment
+}
+
+/** A JSON request body, as the contract types it: entries' schemas are `any`-typed data. */
+export type JsonBody = { readonly [key: string]: unknown }
+
+const payloadOf = (entry: ModelEntry.ModelEntry): Schema.Schema<JsonBody, JsonBody> => entry.request
+
+const describe = (entry: ModelEntry.ModelEntry) =>
+  OpenApi.annotations({
+    description: `${entry.summary} (${[...entry.endpoints, entry.stage].join(", ")})`
+  })
+
+/** The group of a task entry: `create` (202 `{task_info}`) and `retrieve` (200 result envelope). */
+const taskGroup = (entry: ModelEntry.TaskEntry) =>
+  HttpApiGroup.make(entry.id)
+    .add(
+      HttpApiEndpoint.post("create", asPath(entry.path))
+        .setPayload(payloadOf(entry))
+        .addSuccess(TaskCreated)
+        .addError(TaskConflict)
+        .addError(TaskPayloadTooLarge)
+        .addError(TaskUnsupportedMediaType)
+        .annotate(OpenApi.Summary, `Create a task: ${entry.summary}`)
+    )
+    .add(
+      HttpApiEndpoint.get("retrieve", asPath(`${entry.path}/:task_id`))
+        .setPath(TaskIdPath)
+        .addSuccess(entry.result === "videos" ? VideoTaskResult : ImageTaskResult)
+        .annotate(OpenApi.Summary, "Retrieve a task")
+    )
+    .addError(TaskBadRequest)
+    .addError(TaskForbidden)
+    .addError(TaskNotFound)
+    .addError(TaskRateLimited)
+    .middleware(TaskAuthorization)
+    .annotateContext(describe(entry))
+
+/** The group of an E1/E2-style entry: one `create` endpoint with the OpenAI error envelope. */
+const openAiGroup = (entry: ModelEntry.ModelEntry) =>
+  HttpApiGroup.make(entry.id)
+    .add(
+      HttpApiEndpoint.post("create", asPath(entry.path))
+        .setPayload(payloadOf(entry))
+        .addSuccess(entry.kind === "chat" ? ChatCompletion : ModelResponse)
+        .annotate(OpenApi.Summary, entry.summary)
+    )
+    .addError(OpenAiBadRequest)
+    .addError(OpenAiForbidden)
+    .addError(OpenAiNotFound)
+    .addError(OpenAiPayloadTooLarge)
+    .addError(OpenAiUnsupportedMediaType)
+    .addError(OpenAiRateLimited)
+    .addError(OpenAiBadGateway)
+    .addError(OpenAiUnavailable)
+    .addError(OpenAiGatewayTimeout)
+    .middleware(OpenAiAuthorization)
+    .annotateContext(describe(entry))
+
+/** A task entry's group. */
+export type TaskGroup = ReturnType<typeof taskGroup>
+/** A chat or responses entry's group. */
+export type OpenAiGroup = ReturnType<typeof openAiGroup>
+/** The API of a list of entries; group names are entry ids. */
+export type GenwayApi = HttpApi.HttpApi<"genway", TaskGroup | OpenAiGroup, HttpApiError.HttpApiDecodeError>
+
+/**
+ * Builds the API of the given entries. Several chat entries share `/v1/chat/completions`: only
+ * the first of a path is routed (the gateway picks the model from the body), the others would
+ * duplicate the route.
+ */
+export const makeApi = (entries: ReadonlyArray<ModelEntry.ModelEntry>): GenwayApi => {
+  let api: GenwayApi = HttpApi.make("genway").annotateContext(
+    OpenApi.annotations({
+      title: "Genway",
+      version: "v1",
+      description: "One base URL and one bearer scheme in front of many vendors' generative models."
+    })
+  )
+  const paths = new Set<string>()
+  for (const entry of entries) {
+    if (paths.has(entry.path)) continue
+    paths.add(entry.path)
+    api = api.add(ModelEntry.isTaskEntry(entry) ? taskGroup(entry) : openAiGroup(entry))
+  }
+  return api
+}
+
+const specs = new WeakMap<ReadonlyArray<ModelEntry.ModelEntry>, OpenApi.OpenAPISpec>()
+
+/** The OpenAPI 3.1 document of the given entries (computed once per list). */
+export const openApiSpec = (entries: ReadonlyArray<ModelEntry.ModelEntry>): OpenApi.OpenAPISpec => {
+  let spec = specs.get(entries)
+  if (spec === undefined) {
+    spec = OpenApi.fromApi(makeApi(entries))
+    specs.set(entries, spec)
+  }
+  return spec
+}
