@@ -11,8 +11,10 @@ import { Registry } from "@genway/registry"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
+import * as Chat from "./Chat.js"
 import * as Docs from "./Docs.js"
 import { HttpError, httpError, render, type Surface } from "./Errors.js"
+import * as Responses from "./Responses.js"
 import * as System from "./System.js"
 import * as Tasks from "./Tasks.js"
 
@@ -31,9 +33,6 @@ export const handle = <R>(surface: Surface, handler: Effect.Effect<HttpServerRes
 /** What the routes need from the application's layers. */
 export type Services = Effect.Effect.Context<ReturnType<typeof Tasks.create>> | Effect.Effect.Context<ReturnType<typeof Tasks.retrieve>> | Effect.Effect.Context<typeof System.models> | Effect.Effect.Context<typeof System.media> | Effect.Effect.Context<typeof System.readyz> | Effect.Effect.Context<typeof Docs.page>
 
-/** Extra routes mounted by other modules (the OpenAI-compatible surface plugs in here). */
-export type ExtraRoutes<R> = (router: HttpRouter.HttpRouter<never, R>, entries: ReadonlyArray<ModelEntry.ModelEntry>) => HttpRouter.HttpRouter<never, R>
-
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   let r: HttpRouter.HttpRouter<never, Services> = HttpRouter.empty.pipe(
@@ -44,6 +43,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/docs", handle("task", Docs.page)),
     HttpRouter.get("/media/*", handle("task", System.media))
   )
+  r = Responses.mount(Chat.mount(r, entries), entries)
   for (const entry of entries) {
     if (!ModelEntry.isTaskEntry(entry)) continue
     r = r.pipe(
