@@ -14,3 +14,7 @@ export * as Media from "./Media.js"
 export * as Validation from "./Validation.js"
 /** Small real media for sandboxes and emulators. */
 export * as SampleMedia from "./SampleMedia.js"
+/** Chat completion wire schemas (E1). */
+export * as Chat from "./Chat.js"
+/** Model response wire schemas (E2). */
+export * as Responses from "./Responses.js"

@@ -12,12 +12,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import * as ApiKeys from "./ApiKeys.js"
+import * as ChatService from "./ChatService.js"
 import { Settings } from "./Config.js"
 import * as Database from "./Database.js"
 import * as Server from "./http/Server.js"
 import * as LiveAdapters from "./LiveAdapters.js"
 import * as MediaStore from "./MediaStore.js"
 import * as Models from "./Models.js"
+import * as ResponsesService from "./ResponsesService.js"
 import * as Scheduler from "./Scheduler.js"
 import * as Sweeper from "./Sweeper.js"
 import * as TaskStore from "./TaskStore.js"
@@ -36,13 +38,22 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
   }
 }))
 
+/**
+ * The HTTP client towards vendors. Adapters take it when they are built, so it stays apart from
+ * any client the embedding program (or a test) provides for itself.
+ */
+export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = NodeHttpClient.layerUndici
+
 /** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
 export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
   const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer).pipe(Layer.provideMerge(Database.layer))
-  const base = Layer.mergeAll(stores, registry, Vendors.layer(liveAdapters))
+  const upstream = Layer.mergeAll(Vendors.layer(liveAdapters), ChatService.layer, ResponsesService.layer).pipe(
+    Layer.provide(upstreamHttp)
+  )
+  const base = Layer.mergeAll(stores, registry, upstream)
   return Scheduler.layer.pipe(Layer.provideMerge(base))
 }
 
@@ -62,7 +73,4 @@ export const http = Layer.unwrapEffect(Effect.gen(function*() {
 }))
 
 /** The whole gateway with the live adapters of the environment (settings provided by the caller). */
-export const layer = http.pipe(
-  Layer.provideMerge(core(LiveAdapters.fromEnvironment)),
-  Layer.provide(NodeHttpClient.layerUndici as Layer.Layer<HttpClient.HttpClient>)
-)
+export const layer = http.pipe(Layer.provideMerge(core(LiveAdapters.fromEnvironment)))
