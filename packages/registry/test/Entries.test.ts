@@ -2,7 +2,7 @@ import { ModelEntry } from "@genway/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Registry from "../src/Registry.js"
-import { dataUrl, entry, imageUrl, issuesOf, minimalBodies, png } from "./fixtures.js"
+import { base64, dataUrl, entry, imageUrl, issuesOf, minimalBodies, png } from "./fixtures.js"
 
 const specOrder = ["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "G1", "G2", "G3", "G4", "G5", "G6", "G7", "G8"]
 
@@ -135,8 +135,8 @@ const fullBodies: ReadonlyArray<readonly [string, unknown]> = [
   }],
   ["G1", {
     prompt: "x".repeat(2000),
-    image: imageUrl,
-    last_frame: imageUrl,
+    image: base64(png(64, 64)),
+    last_frame: base64(png(64, 64)),
     aspect_ratio: "9:16",
     duration: 8,
     resolution: "1080P",

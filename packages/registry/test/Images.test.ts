@@ -132,11 +132,12 @@ describe("E8 frames and masks (URL or raw Base64, JPEG/PNG, ≥300 px, aspect 1:
   })
 })
 
-describe("G1/G2 frames (data URL, raw Base64 or URL; JPEG/PNG/WEBP; 10 MB)", () => {
-  it("accepts every encoding and rejects other formats and more than 10 MB", () => {
+describe("G1/G2 frames (data URL or raw Base64; JPEG/PNG/WEBP; 10 MB)", () => {
+  it("accepts inline encodings and rejects addresses, other formats and more than 10 MB", () => {
     assert.deepStrictEqual(issuesOf("G1", { prompt: "p", image: base64(png(1280, 720)), last_frame: dataUrl("image/jpeg", jpeg(1280, 720)) }), [])
     assert.include(onlyIssue("G2", { prompt: "p", image: base64(gif(10, 10)) }, "image"), "format")
-    assert.include(onlyIssue("G2", { prompt: "p", image: imageUrl, last_frame: oversized(png(10, 10), TEN_MB) }, "last_frame"), "10 MB")
+    assert.include(onlyIssue("G2", { prompt: "p", image: base64(png(10, 10)), last_frame: oversized(png(10, 10), TEN_MB) }, "last_frame"), "10 MB")
+    assert.include(onlyIssue("G1", { prompt: "p", image: imageUrl }, "image"), "addresses are not accepted")
   })
 })
 

@@ -128,8 +128,9 @@ describe("E8 rules", () => {
 
 describe("G1/G2 rules", () => {
   it("last_frame needs image", () => {
-    passes("G1", { prompt: "p", image: imageUrl, last_frame: imageUrl })
-    assert.deepStrictEqual(params("G2", { prompt: "p", last_frame: imageUrl }), ["image"])
+    const frame = base64(png(64, 64))
+    passes("G1", { prompt: "p", image: frame, last_frame: frame })
+    assert.deepStrictEqual(params("G2", { prompt: "p", last_frame: frame }), ["image"])
   })
 })
 

@@ -101,10 +101,13 @@ type FilmBody = typeof filmRequest.Type
 const lastFrameNeedsImage: ModelEntry.Rule<FilmBody> = (body) =>
   given(body.last_frame) && !given(body.image) ? [Errors.issue("image", "is required when last_frame is given")] : []
 
-/** G1/G2 frames: inline (data URL or raw Base64) or URL; the vendor takes inline bytes, the adapter fetches URLs. */
+/**
+ * G1/G2 frames: inline only (data URL or raw Base64). The vendor takes the bytes in the request and
+ * the gateway never fetches client URLs, so an address is refused when the request is checked.
+ */
 const filmImage = (field: string): Media.ImageRule => ({
   field,
-  accept: { url: true, dataUrl: true, rawBase64: true },
+  accept: { url: false, dataUrl: true, rawBase64: true },
   formats: ["jpeg", "png", "webp"],
   maxBytes: TEN_MB
 })
