@@ -20,7 +20,7 @@ export const validBodies: Record<string, Record<string, unknown>> = {
   E5: { prompt: "the statue turns its head", image: pngDataUrl, resolution: "720P" },
   E6: { prompt: "the flag waves", image: pngDataUrl },
   E7: { prompt: "a paper boat drifting down a stream", seconds: "4" },
-  E8: { image: b64(SampleMedia.png(400, 400)), prompt: "the lighthouse blinks" },
+  E8: { image: b64(SampleMedia.png(400, 400)), prompt: "the lighthouse blinks", duration: 5 },
   G1: { prompt: "a timelapse of clouds" },
   G2: { prompt: "a timelapse of a city at night" },
   G3: { prompt: "a drone shot over mountains" },

@@ -6,6 +6,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { ModelEntry, VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -14,6 +15,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
+import { createServer } from "node:http"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Config from "../src/Config.js"
@@ -31,14 +34,29 @@ export const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "genway-test-
 /** Options of a test gateway. */
 export interface TestGatewayOptions {
   readonly entries?: ReadonlyArray<ModelEntry.ModelEntry>
-  readonly live?: ReadonlyMap<string, VendorAdapter.VendorAdapter>
+  /** Live task adapters, built with the gateway's upstream HTTP client. */
+  readonly live?: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, never, HttpClient.HttpClient>
   readonly settings?: Partial<Config.GatewaySettings>
 }
 
 /** The test gateway's layers; the HttpClient it provides talks to the server. */
-export const layer = (options: TestGatewayOptions = {}) => {
+export const layer = (options: TestGatewayOptions = {}) => Layer.unwrapEffect(Effect.map(Effect.promise(freePort), (port) => layerOn(port, options)))
+
+/** A free loopback port (the test server binds it right after). */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+const layerOn = (port: number, options: TestGatewayOptions) => {
   const dataDir = options.settings?.dataDir ?? tempDir()
   const settings = Config.layerWith({
+    host: "127.0.0.1",
+    port,
+    publicUrl: `http://127.0.0.1:${port}`,
     dataDir,
     databaseUrl: Option.none(),
     apiKeys: [Redacted.make(tokenA), Redacted.make(tokenB)],
@@ -49,11 +67,16 @@ export const layer = (options: TestGatewayOptions = {}) => {
     ...options.settings
   })
   const services = Gateway.services(
-    Effect.succeed(options.live ?? new Map()),
+    options.live ?? Effect.succeed(new Map()),
     Registry.layer(options.entries ?? Registry.entries)
   )
+  const server = HttpServer.layerTestClient.pipe(
+    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port, host: "127.0.0.1" }))
+  )
   const http = Layer.unwrapEffect(Effect.map(Server.app, (app) => HttpServer.serve(app))).pipe(
-    Layer.provideMerge(NodeHttpServer.layerTest)
+    Layer.provideMerge(server)
   )
   return http.pipe(Layer.provideMerge(services), Layer.provideMerge(settings))
 }
