@@ -11,12 +11,20 @@ export const spoolThreshold = 64 * 1024
 
 const marker = "$genway_spool"
 
+const hasLongString = (value: unknown): boolean => {
+  if (typeof value === "string") return value.length > spoolThreshold
+  if (Array.isArray(value)) return value.some(hasLongString)
+  if (value !== null && typeof value === "object") return Object.values(value).some(hasLongString)
+  return false
+}
+
 /** Replaces long strings in `body` by spool references written through `spool`. */
 export const toStored = <E, R>(
   body: unknown,
   spool: (index: number, value: string) => Effect.Effect<string, E, R>
 ): Effect.Effect<string, E, R> =>
-  Effect.gen(function*() {
+  // Most bodies carry no inline media: serialise them directly.
+  !hasLongString(body) ? Effect.sync(() => JSON.stringify(body)) : Effect.gen(function*() {
     let index = 0
     const walk = (value: unknown): Effect.Effect<unknown, E, R> => {
       if (typeof value === "string" && value.length > spoolThreshold) {

@@ -140,8 +140,23 @@ const make = Effect.gen(function*() {
         )`
         yield* event(task.id, now, null, "pending", "created")
       }))
-      const stored = yield* findById(task.id)
-      return { task: Option.getOrThrow(stored), replay: false }
+      const created: Task = {
+        ...task,
+        status: "pending",
+        submitState: "new",
+        upstreamRef: null,
+        attempts: 0,
+        nextRunAt: now,
+        leaseOwner: null,
+        leaseUntil: null,
+        submittedAt: null,
+        updatedAt: now,
+        finishedAt: null,
+        error: null,
+        result: null,
+        version: 0
+      }
+      return { task: created, replay: false }
     })
 
   /** A tenant's task of one entry; another tenant's or another entry's id is not found. */

@@ -44,11 +44,14 @@ export const readJson = (maxBytes: number) =>
       return yield* httpError(415, "the request body must be JSON: send Content-Type: application/json")
     }
     const declared = Number(request.headers["content-length"])
-    const tooLarge = httpError(413, `the request body exceeds ${maxBytes} bytes`)
-    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge
+    const tooLarge = () => httpError(413, `the request body exceeds ${maxBytes} bytes`)
+    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge()
     const text = yield* request.text.pipe(
       IncomingMessage.withMaxBodySize(Option.some(maxBytes)),
-      Effect.mapError((e) => (String(e.cause ?? e).includes("max") || String(e).includes("size") ? tooLarge : httpError(400, "the request body could not be read")))
+      Effect.mapError((e) =>
+        String(e.cause ?? e).includes("max") || String(e).includes("size")
+          ? tooLarge()
+          : httpError(400, "the request body could not be read"))
     )
     if (text.length === 0) return yield* httpError(400, "the request body is empty; send a JSON object", { param: "body" })
     try {

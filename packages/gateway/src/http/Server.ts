@@ -67,7 +67,9 @@ export const app = Effect.gen(function*() {
     const response = yield* routes.pipe(
       Effect.catchTag("RouteNotFound", () =>
         Effect.succeed(render(httpError(404, `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`), "task"))),
-      Effect.annotateLogs("request_id", requestId)
+      Effect.annotateLogs("request_id", requestId),
+      // No tracer is exported; skipping span bookkeeping keeps the hot path lean.
+      Effect.withTracerEnabled(false)
     )
     return HttpServerResponse.setHeader(response, "x-request-id", requestId)
   }) satisfies HttpApp.Default<never, any>

@@ -1,0 +1,177 @@
+/**
+ * Task benchmarks (DESIGN.md §7), on loopback against an in-process gateway on SQLite:
+ * - create: throughput and latency of `POST` creates under concurrent load;
+ * - workers: CPU and memory of the poll workers with 10,000 tasks in flight at a 5 s cadence;
+ * - big bodies: memory while 50 requests carrying a 10 MB image arrive at once.
+ * Numbers are printed, never asserted: this is not a test.
+ */
+import { SampleMedia } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import { Agent, request } from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { randomUUID } from "node:crypto"
+import * as Config from "../src/Config.js"
+import * as Gateway from "../src/Gateway.js"
+import { TaskStore } from "../src/TaskStore.js"
+
+const token = "bench-token"
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+
+const post = (agent: Agent, port: number, path: string, body: string) =>
+  new Promise<{ status: number; ms: number }>((resolve, reject) => {
+    const start = performance.now()
+    const req = request(
+      { agent, host: "127.0.0.1", port, path, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.resume()
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }))
+      }
+    )
+    req.on("error", reject)
+    req.end(body)
+  })
+
+const settingsFor = (dataDir: string, port: number, patch: Partial<Config.GatewaySettings> = {}) =>
+  Config.layerWith({
+    dataDir,
+    port,
+    host: "127.0.0.1",
+    publicUrl: `http://127.0.0.1:${port}`,
+    databaseUrl: Option.none(),
+    apiKeys: [Redacted.make(token)],
+    sandboxDelayMs: 4000,
+    pollIntervalMs: Option.none(),
+    modelsFile: Option.none(),
+    requireLive: false,
+    ...patch
+  })
+
+/** Runs `body` with a gateway listening on `port` (with or without its workers). */
+const withGateway = <A>(port: number, patch: Partial<Config.GatewaySettings>, body: (dataDir: string) => Promise<A>, workers = true) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-"))
+  const layer = workers
+    ? Gateway.layer
+    : Gateway.http.pipe(Layer.provideMerge(Gateway.services(Effect.succeed(new Map()), Registry.layer())))
+  return Effect.runPromise(
+    Effect.scoped(Effect.gen(function*() {
+      yield* Layer.build(layer.pipe(Layer.provide(settingsFor(dataDir, port, patch))))
+      return yield* Effect.promise(() => body(dataDir))
+    }))
+  )
+}
+
+/** Creates: `total` requests with `concurrency` in flight. */
+export const creates = async (total = 6000, concurrency = 32, workers = true) => {
+  const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+  const body = JSON.stringify({ prompt: "a benchmark of paper boats", duration: 5 })
+  return withGateway(18931, {}, async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
+    for (let i = 0; i < 200; i++) await post(agent, 18931, entry.path, body) // warm up
+    const latencies: Array<number> = []
+    let next = 0
+    let failed = 0
+    const start = performance.now()
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++
+        const r = await post(agent, 18931, entry.path, body)
+        if (r.status !== 202) failed++
+        latencies.push(r.ms)
+      }
+    }))
+    const seconds = (performance.now() - start) / 1000
+    latencies.sort((a, b) => a - b)
+    agent.destroy()
+    return {
+      bench: `task create (SQLite, loopback, client in the same process, workers ${workers ? "on" : "off"})`,
+      requests: total,
+      concurrency,
+      failed,
+      perSecond: Math.round(total / seconds),
+      p50ms: +percentile(latencies, 0.5).toFixed(2),
+      p99ms: +percentile(latencies, 0.99).toFixed(2),
+      target: ">= 2000/s, p99 <= 20 ms"
+    }
+  }, workers)
+}
+
+/** Workers: `count` sandboxed tasks kept in flight (a long sandbox delay), polled every 5 s. */
+export const workers = async (count = 10_000, seconds = 30) => {
+  const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-"))
+  const settings = settingsFor(dataDir, 18932, {
+    sandboxDelayMs: 3_600_000,
+    pollIntervalMs: Option.some(5000),
+    workerBatch: 500,
+    workerConcurrency: 64
+  })
+  // Seed the tasks before the workers start.
+  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const ctx = yield* Layer.build(Gateway.services(Effect.succeed(new Map()), Registry.layer()).pipe(Layer.provideMerge(settings)))
+    const store = (ctx.unsafeMap.get(TaskStore.key) as TaskStore["Type"])
+    const now = Date.now()
+    for (let i = 0; i < count; i++) {
+      yield* store.create({
+        id: randomUUID(), tenant: "bench", entryId: entry.id, vendor: entry.vendor, mode: "sandbox",
+        request: JSON.stringify({ prompt: `p${i}` }), hints: {}, idempotencyKey: null, requestHash: null,
+        upstreamModel: entry.upstream.model, deadlineAt: now + 3_600_000, createdAt: now
+      }, now)
+    }
+  })))
+  return Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    yield* Layer.build(Gateway.core(Effect.succeed(new Map())).pipe(Layer.provideMerge(settings)))
+    // Let every task be submitted once, then measure steady-state polling.
+    yield* Effect.sleep("6 seconds")
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    let rssPeak = 0
+    for (let s = 0; s < seconds; s++) {
+      yield* Effect.sleep("1 second")
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
+    }
+    const cpu = process.cpuUsage(cpu0)
+    const wall = performance.now() - t0
+    return {
+      bench: "poll workers (SQLite)",
+      tasksInFlight: count,
+      cadence: "5 s",
+      cpuCores: +(((cpu.user + cpu.system) / 1000) / wall).toFixed(3),
+      rssPeakMB: Math.round(rssPeak / 1e6),
+      target: "< 1 core, < 300 MB RSS"
+    }
+  })))
+}
+
+/** Big bodies: `n` concurrent creates each carrying a 10 MB inline image. */
+export const bigBodies = async (n = 50) => {
+  const entry = Registry.entries.find((e) => e.endpoints.includes("E5"))!
+  // A valid 400x400 PNG padded with a trailing chunk to ~10 MB decoded.
+  const png = Buffer.from(SampleMedia.png(400, 400))
+  const pad = Buffer.alloc(9_900_000 - png.length)
+  const image = `data:image/png;base64,${Buffer.concat([png, pad]).toString("base64")}`
+  const body = JSON.stringify({ prompt: "big", image })
+  return withGateway(18933, {}, async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: n })
+    const rss0 = process.memoryUsage().rss
+    let rssPeak = rss0
+    const timer = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20)
+    const results = await Promise.all(Array.from({ length: n }, () => post(agent, 18933, entry.path, body)))
+    clearInterval(timer)
+    agent.destroy()
+    return {
+      bench: "50 concurrent creates with a 10 MB image",
+      statuses: [...new Set(results.map((r) => r.status))],
+      bodyMB: +(body.length / 1e6).toFixed(1),
+      rssGrowthMB: Math.round((rssPeak - rss0) / 1e6),
+      perRequestMB: +((rssPeak - rss0) / 1e6 / n).toFixed(1),
+      note: "the client's own request bodies (13 MB each) are in the same process"
+    }
+  })
+}
