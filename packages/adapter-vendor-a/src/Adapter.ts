@@ -1,7 +1,7 @@
 /**
  * The live vendor-a task adapter. Each task goes to the protocol its entry names
  * (`entry.upstream.protocol`); today that is "videos" (E7). The synchronous "responses" protocol
- * (E2) is not a task protocol and will live in its own module.
+ * (E2) is not a task protocol: it lives in `Responses.ts`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import { VendorAdapter } from "@genway/core"

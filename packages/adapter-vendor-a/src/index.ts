@@ -2,3 +2,5 @@
 export * as Adapter from "./Adapter.js"
 /** vendor-a's settings: `VENDOR_A_BASE_URL`, `VENDOR_A_API_KEY`. */
 export * as Config from "./Config.js"
+/** The live vendor-a model responses upstream (E2). */
+export * as Responses from "./Responses.js"

@@ -14,18 +14,32 @@ import type * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import init from "./migrations/0001_init.js"
+import responses from "./migrations/0002_responses.js"
 import { Settings } from "./Config.js"
 
 const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_init": init }),
+  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses }),
   table: "genway_migrations"
+})
+
+/**
+ * WAL with `synchronous = NORMAL`: a commit survives a crash of the process (SIGKILL included);
+ * only a power loss may drop the last commits, never corrupt the file. `busy_timeout` lets the
+ * CLI write (keys) while a server runs.
+ */
+const sqlitePragmas = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`PRAGMA synchronous = NORMAL`
+  yield* sql`PRAGMA busy_timeout = 5000`
 })
 
 /** A SQLite client on `file` (created with its folder if missing) with migrations applied. */
 export const sqlite = (file: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
   Layer.unwrapEffect(Effect.sync(() => {
     if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true })
-    return Layer.effectDiscard(migrate).pipe(Layer.provideMerge(SqliteClient.layer({ filename: file })))
+    return Layer.effectDiscard(Effect.zipRight(sqlitePragmas, migrate)).pipe(
+      Layer.provideMerge(SqliteClient.layer({ filename: file }))
+    )
   }))
 
 /** A PostgreSQL client with migrations applied. */

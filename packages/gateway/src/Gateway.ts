@@ -59,7 +59,7 @@ export const services = <E, R, E2, R2>(
 
 /** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */
 export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) =>
-  Layer.mergeAll(Scheduler.layerWorker, Sweeper.layer, requireLive).pipe(
+  Layer.mergeAll(Scheduler.layerWorker, ResponsesService.layerWorker, Sweeper.layer, requireLive).pipe(
     Layer.provideMerge(services(liveAdapters, Models.layer))
   )
 

@@ -1,12 +1,375 @@
 /**
- * The upstream of model responses (E2): the live vendor adapter when its variables are set, else the sandbox.
- * Placeholder until the surface is implemented.
+ * Model responses (E2): vendor-a's live upstream when `VENDOR_A_*` is set, else the sandbox; and
+ * the responses the gateway keeps for its tenants.
+ *
+ * Kept: every response whose request does not say `store: false` (the vendor's own default keeps
+ * them), and every `background` one. A kept response belongs to the caller's tenant and stays
+ * readable for the entry's retention (30 days unless the deployment sets one) — far longer than
+ * the vendor's ~10 minutes for background responses. A kept response that has not finished is
+ * polled in the background (and on a read that finds it due) until it finishes or the entry's
+ * poll deadline passes, so its final object is in the gateway before the vendor forgets it, and
+ * survives restarts.
  */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as VendorA from "@genway/adapter-vendor-a"
+import { type ModelEntry, Responses } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Clock from "effect/Clock"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { Settings } from "./Config.js"
+import * as Store from "./ResponseStore.js"
+import * as Sandbox from "./ResponsesSandbox.js"
+import { backoffMs } from "./Scheduler.js"
 
-/** The model responses (E2) upstream. */
-export class ResponsesService extends Context.Tag("@genway/gateway/ResponsesService")<ResponsesService, { readonly mode: "live" | "sandbox" }>() {}
+/** How long a kept response stays readable when its entry sets no retention. */
+export const defaultRetention: Duration.DurationInput = "30 days"
 
-/** The service from the environment's settings. */
-export const layer = Layer.succeed(ResponsesService, { mode: "sandbox" })
+/** How long a refresh owns a kept response before another replica may take it. */
+export const leaseMs = 30_000
+
+/** Idle wait of the poller between passes that found little to do. */
+export const idleMs = 1_000
+
+/** How often the poller deletes responses past their retention. */
+export const sweepEveryMs = 60_000
+
+/** A request the gateway refuses itself, before any vendor sees it (400, naming the field). */
+export class RequestRefused extends Data.TaggedError("RequestRefused")<{
+  readonly param: string
+  readonly message: string
+  readonly code: string
+}> {}
+
+/** Every failure of creating a response. */
+export type ServiceError = Responses.UpstreamError | RequestRefused | SqlError
+
+/** One create: the entry it came in on, the caller's tenant, and the validated body as the client sent it. */
+export interface ResponseRequest {
+  readonly entry: ModelEntry.ModelEntry
+  readonly tenant: string
+  readonly body: Readonly<Record<string, unknown>>
+}
+
+/** A kept response as a read returns it. */
+export interface KeptResponse {
+  readonly mode: "live" | "sandbox"
+  /** The response object, JSON text. */
+  readonly json: string
+}
+
+/** The responses service. */
+export interface ResponsesApi {
+  /** `live` when vendor-a's variables are set. */
+  readonly mode: "live" | "sandbox"
+  /** A response to a request without `stream: true` (`queued` at once when `background`). */
+  readonly create: (request: ResponseRequest) => Effect.Effect<Responses.ResponseObject, ServiceError, SqlClient.SqlClient>
+  /**
+   * The events of a request with `stream: true`, passed on as the vendor sends them. Fails like
+   * `create` when the vendor refuses before streaming; a failure while streaming becomes a final
+   * `error` event. Interrupting the stream cancels the upstream request.
+   */
+  readonly stream: (request: ResponseRequest) => Effect.Effect<Stream.Stream<Responses.ResponseEvent>, ServiceError, SqlClient.SqlClient>
+  /** A tenant's kept response, refreshed first when it is unfinished and due. */
+  readonly retrieve: (tenant: string, entry: ModelEntry.ModelEntry, id: string) => Effect.Effect<Option.Option<KeptResponse>, SqlError, SqlClient.SqlClient>
+  /** Refreshes the unfinished kept responses that are due; returns how many it took. */
+  readonly runOnce: Effect.Effect<number, SqlError, SqlClient.SqlClient | Registry.Registry>
+  /** `runOnce` and the retention sweep, forever. */
+  readonly loop: Effect.Effect<never, never, SqlClient.SqlClient | Registry.Registry>
+}
+
+/** The model responses (E2) service. */
+export class ResponsesService extends Context.Tag("@genway/gateway/ResponsesService")<ResponsesService, ResponsesApi>() {}
+
+/** Whether the gateway keeps the response to `body`. */
+export const keeps = (body: Readonly<Record<string, unknown>>): boolean => body["background"] === true || body["store"] !== false
+
+const builtInModels = new Map(Registry.entries.map((e) => [e.id, e.upstream.model]))
+
+/**
+ * The model sent upstream: the entry's `upstreamModel` when the deployment sets one
+ * (`GATEWAY_MODELS_FILE`; the registry's own value is a placeholder), else the client's `model`.
+ */
+export const modelFor = (entry: ModelEntry.ModelEntry, clientModel: unknown): unknown =>
+  builtInModels.get(entry.id) === entry.upstream.model ? clientModel : entry.upstream.model
+
+const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
+
+/** The `{code, message}` of a failure that ends a stream early. */
+const describeFailure = (error: Responses.UpstreamError): { readonly code: string; readonly message: string } => {
+  switch (error._tag) {
+    case "UpstreamRejected":
+      return { code: error.code ?? "invalid_request_error", message: error.message }
+    case "UpstreamAuthFailed":
+      return { code: "upstream_auth_failed", message: error.message }
+    case "UpstreamRateLimited":
+      return { code: error.code ?? "rate_limit_exceeded", message: error.message }
+    case "UpstreamUnavailable":
+      return { code: "upstream_unavailable", message: error.message }
+    case "ResponseNotFound":
+      return { code: "response_not_found", message: `response ${error.id} is not known upstream` }
+  }
+}
+
+/** The service over a live upstream, or the sandbox when there is none. */
+export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const owner = `responses-${randomUUID()}`
+    const mode = Option.isSome(live) ? "live" as const : "sandbox" as const
+
+    const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) => {
+      if (Option.isSome(settings.pollIntervalMs)) return settings.pollIntervalMs.value
+      if (first) return millis(entry.poll.initial)
+      const [lo, hi] = entry.poll.every
+      return millis(lo) + Math.random() * (millis(hi) - millis(lo))
+    }
+
+    const retentionMs = (entry: ModelEntry.ModelEntry) => millis(entry.retention ?? defaultRetention)
+
+    /** Keeps `shown`; unfinished (or sandboxed with a `final` to reveal) it is refreshed from `pollAt`. */
+    const keep = (
+      request: ResponseRequest,
+      rowMode: "live" | "sandbox",
+      shown: Responses.ResponseObject,
+      final: Responses.ResponseObject | null,
+      now: number,
+      pollAt: number
+    ) => {
+      const finished = final === null && Responses.isTerminal(shown.status)
+      return Store.insert({
+        id: shown.id,
+        tenant: request.tenant,
+        entryId: request.entry.id,
+        mode: rowMode,
+        status: shown.status,
+        background: request.body["background"] === true,
+        body: JSON.stringify(shown),
+        sandboxFinal: final === null ? null : JSON.stringify(final),
+        nextPollAt: finished ? null : pollAt,
+        deadlineAt: now + millis(request.entry.poll.deadline),
+        createdAt: now,
+        finishedAt: finished ? now : null,
+        expiresAt: now + retentionMs(request.entry)
+      }, now)
+    }
+
+    /** Checks the gateway's own rules, then the body to send upstream. */
+    const prepare = (request: ResponseRequest) =>
+      Effect.gen(function*() {
+        const body = request.body
+        if (body["background"] === true && body["store"] === false) {
+          return yield* new RequestRefused({
+            param: "store",
+            message: "background responses are kept for retrieval: store must not be false",
+            code: "invalid_value"
+          })
+        }
+        const previous = body["previous_response_id"]
+        if (typeof previous === "string") {
+          // The vendor sees one account for every tenant: only the caller's own responses may be continued.
+          const now = yield* Clock.currentTimeMillis
+          const own = yield* Store.find(request.tenant, request.entry.id, previous, now)
+          if (Option.isNone(own)) {
+            return yield* new RequestRefused({
+              param: "previous_response_id",
+              message: `Previous response with id '${previous}' not found.`,
+              code: "previous_response_not_found"
+            })
+          }
+        }
+        const model = modelFor(request.entry, body["model"])
+        return model === body["model"] ? body : { ...body, model }
+      })
+
+    const create = (request: ResponseRequest) =>
+      Effect.gen(function*() {
+        const body = yield* prepare(request)
+        const now = yield* Clock.currentTimeMillis
+        if (Option.isSome(live)) {
+          const response = Responses.withOutputText(yield* live.value.create(body))
+          if (keeps(body)) yield* keep(request, "live", response, null, now, now + pollDelay(request.entry, true))
+          return response
+        }
+        const final = Sandbox.respond(body, Sandbox.newId(), now)
+        if (body["background"] === true) {
+          const queued = Sandbox.unfinished(final, "queued")
+          yield* keep(request, "sandbox", queued, final, now, now + settings.sandboxDelayMs)
+          return queued
+        }
+        if (keeps(body)) yield* keep(request, "sandbox", final, null, now, now)
+        return final
+      })
+
+    const stream = (request: ResponseRequest) =>
+      Effect.gen(function*() {
+        const body = yield* prepare(request)
+        const context = yield* Effect.context<SqlClient.SqlClient>()
+        const now = yield* Clock.currentTimeMillis
+        let source: Stream.Stream<Responses.ResponseEvent, Responses.UpstreamError>
+        let sandboxFinal: Responses.ResponseObject | undefined
+        if (Option.isSome(live)) {
+          source = yield* live.value.stream(body)
+        } else {
+          sandboxFinal = Sandbox.respond(body, Sandbox.newId(), now)
+          source = Stream.fromIterable(Sandbox.events(sandboxFinal))
+        }
+        const rowMode = Option.isSome(live) ? "live" as const : "sandbox" as const
+        // Kept at the terminal event, before it is passed on, so a client that reads the response
+        // right after the stream finds it. A stream cut short keeps what it saw, to be polled.
+        let kept = !keeps(body)
+        let latest: Responses.ResponseObject | undefined
+        let lastSequence = -1
+        const save = (shown: Responses.ResponseObject) =>
+          Effect.flatMap(Clock.currentTimeMillis, (at) => keep(request, rowMode, Responses.withOutputText(shown), null, at, at + pollDelay(request.entry, true))).pipe(
+            Effect.catchAll((error) => Effect.logError("a streamed response could not be kept", error))
+          )
+        return source.pipe(
+          Stream.tap((event) => {
+            lastSequence = event.sequence_number
+            const response = Responses.responseOf(event)
+            if (response !== undefined) latest = response
+            if (kept || response === undefined || !Responses.isTerminalEvent(event)) return Effect.void
+            kept = true
+            return save(response)
+          }),
+          Stream.catchAll((error) => {
+            const { code, message } = describeFailure(error)
+            const param = error._tag === "UpstreamRejected" ? error.param : null
+            return Stream.succeed<Responses.ResponseEvent>({ type: "error", sequence_number: lastSequence + 1, code, message, param })
+          }),
+          Stream.ensuring(Effect.suspend(() => {
+            if (kept) return Effect.void
+            kept = true
+            const shown = sandboxFinal ?? latest
+            return shown === undefined ? Effect.void : save(shown)
+          })),
+          Stream.provideContext(context)
+        )
+      })
+
+    /** One refresh of a leased response; returns the row as it now is. */
+    const step = (row: Store.StoredResponse, entry: ModelEntry.ModelEntry | undefined, now: number) =>
+      Effect.gen(function*() {
+        const settle = (patch: Store.StoredPatch) => Effect.map(Store.update(row, patch, now), Option.getOrElse(() => row))
+        const finish = (body: string, status: string) => settle({ status, body, nextPollAt: null, finishedAt: now })
+        const fail = (code: string, message: string) =>
+          finish(JSON.stringify({ ...JSON.parse(row.body), status: "failed", error: { code, message } }), "failed")
+        const timedOut = () =>
+          fail("gateway_timeout", `the response did not finish before the gateway's deadline (${Duration.format(Duration.millis(row.deadlineAt - row.createdAt))}); the gateway stopped waiting for it`)
+
+        if (row.mode === "sandbox") {
+          if (row.sandboxFinal !== null && now >= (row.nextPollAt ?? 0)) {
+            return yield* finish(row.sandboxFinal, (JSON.parse(row.sandboxFinal) as { status: string }).status)
+          }
+          return yield* settle({})
+        }
+        if (entry === undefined) return yield* fail("model_unavailable", "this gateway no longer serves the model of this response")
+        if (Option.isNone(live)) {
+          if (now >= row.deadlineAt) return yield* timedOut()
+          return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + 60_000 })
+        }
+        const outcome = yield* Effect.either(live.value.retrieve(row.id))
+        if (outcome._tag === "Right") {
+          const response = Responses.withOutputText(outcome.right)
+          const body = JSON.stringify(response)
+          if (Responses.isTerminal(response.status)) return yield* finish(body, response.status)
+          if (now >= row.deadlineAt) return yield* timedOut()
+          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + pollDelay(entry, false) })
+        }
+        const error = outcome.left
+        if (error._tag === "ResponseNotFound") {
+          return yield* fail("response_lost", "the vendor no longer knows this response, and it had not finished when last seen")
+        }
+        if (now >= row.deadlineAt) return yield* timedOut()
+        yield* Effect.logWarning("a kept response could not be refreshed; trying again later", error.message).pipe(
+          Effect.annotateLogs("response", row.id)
+        )
+        const hint = "retryAfterMs" in error ? error.retryAfterMs : undefined
+        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + backoffMs(row.attempts, hint, Math.random()) })
+      })
+
+    /** What a read shows: a sandboxed background response is `queued` for a tenth of its time, then `in_progress`. */
+    const present = (row: Store.StoredResponse, now: number): string => {
+      if (row.mode !== "sandbox" || row.finishedAt !== null || row.nextPollAt === null) return row.body
+      const queuedUntil = row.createdAt + (row.nextPollAt - row.createdAt) / 10
+      return now < queuedUntil ? row.body : JSON.stringify({ ...JSON.parse(row.body), status: "in_progress" })
+    }
+
+    const retrieve = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const found = yield* Store.find(tenant, entry.id, id, now)
+        if (Option.isNone(found)) return Option.none<KeptResponse>()
+        let row = found.value
+        if (row.nextPollAt !== null && row.nextPollAt <= now) {
+          const claimed = yield* Store.claim(row.id, owner, now, leaseMs)
+          if (Option.isSome(claimed)) row = yield* step(claimed.value, entry, now)
+        }
+        return Option.some<KeptResponse>({ mode: row.mode, json: present(row, now) })
+      })
+
+    const runOnce = Effect.gen(function*() {
+      const registry = yield* Registry.Registry
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* Store.claimDue(owner, now, leaseMs, settings.workerBatch)
+      yield* Effect.forEach(
+        claimed,
+        (row) =>
+          step(row, registry.entries.find((e) => e.id === row.entryId), now).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logError("refreshing a kept response failed; its lease will expire and it will be retried", cause).pipe(
+                Effect.annotateLogs("response", row.id)
+              )
+            )
+          ),
+        { concurrency: settings.workerConcurrency, discard: true }
+      )
+      return claimed.length
+    })
+
+    const loop = Effect.gen(function*() {
+      let sweptAt = Number.NEGATIVE_INFINITY
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        if (now - sweptAt >= sweepEveryMs) {
+          sweptAt = now
+          yield* Store.sweep(now).pipe(
+            Effect.tap((n) => (n > 0 ? Effect.logInfo(`retention: deleted ${n} kept response(s)`) : Effect.void)),
+            Effect.catchAllCause((cause) => Effect.logWarning("response retention sweep failed; will retry", cause))
+          )
+        }
+        const n = yield* runOnce.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("response poller pass failed", cause), 0)))
+        if (n < settings.workerBatch) yield* Effect.sleep(idleMs)
+      }
+    })
+
+    return { mode, create, stream, retrieve, runOnce, loop } satisfies ResponsesApi
+  })
+
+/** The service from the environment: live when `VENDOR_A_BASE_URL` and `VENDOR_A_API_KEY` are set. */
+export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpClient.HttpClient | Settings> = Layer.effect(
+  ResponsesService,
+  Effect.flatMap(VendorA.Responses.fromConfig(), make)
+)
+
+/**
+ * Runs the poller for the lifetime of the layer: kept responses that have not finished are
+ * refreshed until they do, and expired ones deleted. Leases left by a previous run of an embedded
+ * database are released first.
+ */
+export const layerWorker = Layer.scopedDiscard(Effect.gen(function*() {
+  const service = yield* ResponsesService
+  const released = yield* Store.releaseAllLeasesIfEmbedded.pipe(Effect.orElseSucceed(() => 0))
+  if (released > 0) yield* Effect.logInfo(`resuming ${released} kept response(s) left in flight by the previous run`)
+  yield* Effect.forkScoped(service.loop)
+}))

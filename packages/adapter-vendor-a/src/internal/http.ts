@@ -132,6 +132,7 @@ export const retryAfterOf = (headers: Headers.Headers): Duration.Duration | unde
 export interface VendorError {
   readonly message?: string
   readonly type?: string
+  readonly param?: string
   readonly code?: string
 }
 
@@ -143,7 +144,7 @@ export const parseErrorBody = (text: string): VendorError | undefined => {
     if (typeof error !== "object" || error === null) return undefined
     const e = error as Record<string, unknown>
     const pick = (k: string) => (typeof e[k] === "string" ? { [k]: e[k] as string } : {})
-    return { ...pick("message"), ...pick("type"), ...pick("code") }
+    return { ...pick("message"), ...pick("type"), ...pick("param"), ...pick("code") }
   } catch {
     return undefined
   }
@@ -152,16 +153,20 @@ export const parseErrorBody = (text: string): VendorError | undefined => {
 const redirectStatuses = new Set([301, 302, 303, 307, 308])
 const maxRedirects = 5
 
+/** Removes the key and the base URL from vendor text before it reaches a client, a task error or a log. */
+export const scrubber = (config: VendorAConfig) => {
+  const key = Redacted.value(config.apiKey)
+  return (text: string): string => {
+    const withoutKey = key.length > 0 ? text.split(key).join("[redacted]") : text
+    return withoutKey.split(config.baseUrl).join("").slice(0, 1000)
+  }
+}
+
 /** Builds vendor-a's HTTP access from its settings and the gateway's client. */
 export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeouts: Timeouts): Upstream => {
   const baseUrl = config.baseUrl
   const origin = new URL(baseUrl).origin
-  const key = Redacted.value(config.apiKey)
-
-  const scrub = (text: string): string => {
-    const withoutKey = key.length > 0 ? text.split(key).join("[redacted]") : text
-    return withoutKey.split(baseUrl).join("").slice(0, 1000)
-  }
+  const scrub = scrubber(config)
 
   const authorize = HttpClientRequest.bearerToken(config.apiKey)
 

@@ -1,9 +1,12 @@
 /**
- * An in-process vendor-a upstream for integration tests: protocol "videos" as UPSTREAMS.md describes
- * it (multipart create, polling with `openai-poll-after-ms`, MP4 content behind the key), written
- * from that description rather than from the adapter. Videos complete on a configurable poll and
- * carry a real MP4. Faults can be switched on for the next requests of a kind, every request is
- * logged, and accepted creates are counted so a test can assert exactly-once submission.
+ * An in-process vendor-a upstream for integration tests, written from UPSTREAMS.md rather than
+ * from the adapter: protocol "videos" (multipart create, polling with `openai-poll-after-ms`, MP4
+ * content behind the key) and protocol "responses" (JSON create, the full SSE event sequence for
+ * `stream: true`, background responses that advance on each retrieve, retrieval of stored ones).
+ * Videos complete on a configurable poll and carry a real MP4. Faults can be switched on for the
+ * next requests of a kind, every request is logged, accepted creates are counted so a test can
+ * assert exactly-once submission, and requests whose client left before the answer ended are
+ * counted so a test can see a cancellation arrive.
  */
 import { SampleMedia } from "@genway/core"
 import * as Effect from "effect/Effect"
@@ -11,13 +14,20 @@ import type * as Scope from "effect/Scope"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
-/** Which kind of request a fault applies to. `other` is anything outside the protocol. */
-export type RequestKind = "submit" | "poll" | "download" | "other"
+/**
+ * Which kind of request a fault applies to: video `submit`, `poll`, `download`; model
+ * `responses.create` and `responses.retrieve`; `other` is anything outside the protocols.
+ */
+export type RequestKind = "submit" | "poll" | "download" | "responses.create" | "responses.retrieve" | "other"
 
 /** A misbehaviour of the emulated vendor, applied to the next request(s) of a kind. */
 export type Fault =
-  /** 429 `rate_limit_exceeded` with `Retry-After` (seconds, default 2); the request is not processed. */
-  | { readonly _tag: "RateLimited"; readonly retryAfterSeconds?: number }
+  /**
+   * 429 `rate_limit_exceeded` with `Retry-After` (seconds; default 2 unless `resetRequests` is
+   * given) and, with `resetRequests` (e.g. `"12ms"`), `x-ratelimit-reset-requests`; the request is
+   * not processed.
+   */
+  | { readonly _tag: "RateLimited"; readonly retryAfterSeconds?: number; readonly resetRequests?: string }
   /** 503, with `Retry-After` when given; the request is not processed. */
   | { readonly _tag: "Unavailable"; readonly retryAfterSeconds?: number }
   /** Any error status with the vendor's error envelope; the request is not processed. */
@@ -32,6 +42,12 @@ export type Fault =
   | { readonly _tag: "UnknownStatus"; readonly status?: string }
   /** Polls only: the video fails now with `error{code, message}`. */
   | { readonly _tag: "FailTask"; readonly code?: string; readonly message?: string }
+  /** Streamed responses only: after the first text delta the stream stalls until the client leaves. */
+  | { readonly _tag: "StallStream" }
+  /** Streamed responses only: after the first text delta comes an `error` event, then the end. */
+  | { readonly _tag: "StreamError"; readonly code?: string; readonly message?: string }
+  /** Streamed responses only: after the first text delta the socket is destroyed. */
+  | { readonly _tag: "CutStream" }
 
 /** A multipart field as received: text, or a file with its name, media type and bytes. */
 export type FormField = string | { readonly filename: string; readonly type: string; readonly bytes: Uint8Array }
@@ -61,6 +77,8 @@ export interface EmulatorOptions {
   readonly pollAfterMs?: number
   /** Path prefix of the API (the base URL is the origin plus this). */
   readonly basePath?: string
+  /** The retrieve on which a background response completes (1-based, per response; default 2). Earlier: `in_progress`. */
+  readonly completeOnRetrieve?: number
 }
 
 /** A running emulator. */
@@ -76,7 +94,26 @@ export interface Emulator {
   readonly acceptedSubmits: Effect.Effect<number>
   /** Waits until at least `count` requests have arrived. */
   readonly awaitRequests: (count: number) => Effect.Effect<void>
+  /** How many answers were cut short by a closed connection (the client left, or a `Drop`/`CutStream` fault). */
+  readonly abortedRequests: Effect.Effect<number>
+  /** Waits until at least `count` answers were cut short by a closed connection. */
+  readonly awaitAborted: (count: number) => Effect.Effect<void>
+  /** Forgets a stored response, as the vendor does some minutes after a background response ends. */
+  readonly forget: (id: string) => Effect.Effect<void>
+  /** Ids of the responses the emulator keeps, oldest first. */
+  readonly storedResponses: Effect.Effect<ReadonlyArray<string>>
 }
+
+/** The text the emulator answers an input with: deterministic, several words long. */
+export const answerText = (input: string): string => `Emulated answer: ${input.trim() === "" ? "(empty input)" : input.trim()}.`
+
+/** The event types of a streamed response in order, up to the first text delta. */
+export const streamPrelude = [
+  "response.created",
+  "response.in_progress",
+  "response.output_item.added",
+  "response.content_part.added"
+] as const
 
 interface Video {
   readonly id: string
@@ -125,6 +162,42 @@ const looksLike = (type: string, bytes: Uint8Array): boolean => {
   }
 }
 
+/** Fields of a create of the "responses" protocol (the vendor answers any other with 400). */
+const RESPONSE_FIELDS = new Set([
+  "model", "input", "instructions", "previous_response_id", "prompt", "max_output_tokens", "max_tool_calls",
+  "temperature", "top_p", "top_logprobs", "parallel_tool_calls", "stream", "background", "store", "text", "tools",
+  "tool_choice", "reasoning", "truncation", "metadata", "user", "include"
+])
+
+interface StoredResponse {
+  readonly id: string
+  readonly body: Readonly<Record<string, unknown>>
+  readonly createdAt: number
+  readonly text: string
+  status: string
+  retrievals: number
+}
+
+/** The text of an input: a string, or the text parts of message objects. */
+const inputText = (input: unknown): string => {
+  if (typeof input === "string") return input
+  if (!Array.isArray(input)) return ""
+  const texts: Array<string> = []
+  for (const message of input) {
+    const content = (message as { content?: unknown } | null)?.content
+    if (typeof content === "string") texts.push(content)
+    else if (Array.isArray(content)) {
+      for (const part of content) {
+        const text = (part as { text?: unknown } | null)?.text
+        if (typeof text === "string") texts.push(text)
+      }
+    }
+  }
+  return texts.join(" ")
+}
+
+const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0).length
+
 /** Starts an emulator on 127.0.0.1 (a free port); it stops when the scope closes. */
 export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -133,7 +206,11 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     const pollAfterMs = options.pollAfterMs ?? 1000
     const basePath = (options.basePath ?? "/v1").replace(/\/+$/, "")
 
+    const completeOnRetrieve = Math.max(1, options.completeOnRetrieve ?? 2)
     const videos = new Map<string, Video>()
+    const responses = new Map<string, StoredResponse>()
+    let aborted = 0
+    const abortWaiters = new Set<() => unknown>()
     const log: Array<RecordedRequest> = []
     const faults: Array<{ kind: RequestKind; fault: Fault; remaining: number }> = []
     const waiters = new Set<() => unknown>()
@@ -238,9 +315,157 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       }
     }
 
+    // -------------------------------------------------------------------------------------------
+    // protocol "responses"
+    // -------------------------------------------------------------------------------------------
+
+    const messageItem = (r: StoredResponse, status: string, text: string | undefined) => ({
+      id: `msg_${r.id.slice("resp_".length)}`,
+      type: "message",
+      status,
+      role: "assistant",
+      content: text === undefined ? [] : [{ type: "output_text", text, annotations: [] }]
+    })
+
+    const responseObject = (r: StoredResponse, status = r.status) => {
+      const done = status === "completed"
+      const inputTokens = words(inputText(r.body["input"]))
+      const outputTokens = done ? words(r.text) : 0
+      const body = r.body
+      return {
+        id: r.id,
+        object: "response",
+        created_at: r.createdAt,
+        status,
+        background: body["background"] === true,
+        error: null,
+        incomplete_details: null,
+        instructions: body["instructions"] ?? null,
+        max_output_tokens: body["max_output_tokens"] ?? null,
+        model: body["model"],
+        output: done ? [messageItem(r, "completed", r.text)] : [],
+        parallel_tool_calls: body["parallel_tool_calls"] ?? true,
+        previous_response_id: body["previous_response_id"] ?? null,
+        store: body["store"] ?? true,
+        temperature: body["temperature"] ?? 1,
+        text: body["text"] ?? { format: { type: "text" } },
+        tool_choice: body["tool_choice"] ?? "auto",
+        tools: body["tools"] ?? [],
+        top_p: body["top_p"] ?? 1,
+        truncation: body["truncation"] ?? "disabled",
+        usage: done
+          ? {
+            input_tokens: inputTokens,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: outputTokens,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: inputTokens + outputTokens
+          }
+          : null,
+        user: body["user"] ?? null,
+        metadata: body["metadata"] ?? {}
+      }
+    }
+
+    const createResponse = (body: unknown): { readonly reply: Reply } | { readonly response: StoredResponse } => {
+      const invalid = (param: string | null, message: string) =>
+        ({ reply: vendorError(400, message, "invalid_request_error", param === null ? null : "invalid_value", param) })
+      if (typeof body !== "object" || body === null || Array.isArray(body)) return invalid(null, "The body must be a JSON object.")
+      const fields = body as Record<string, unknown>
+      for (const name of Object.keys(fields)) {
+        if (!RESPONSE_FIELDS.has(name)) return invalid(name, `Unknown parameter: '${name}'.`)
+      }
+      if (typeof fields["model"] !== "string" || fields["model"] === "") return invalid("model", "Missing required parameter: 'model'.")
+      const background = fields["background"] === true
+      if (background && fields["store"] === false) return invalid("background", "Background mode requires store=true.")
+      const previous = fields["previous_response_id"]
+      if (typeof previous === "string" && !responses.has(previous)) {
+        return invalid("previous_response_id", `Previous response with id '${previous}' not found.`)
+      }
+      const response: StoredResponse = {
+        id: `resp_${(nextId++).toString(16).padStart(24, "0")}`,
+        body: fields,
+        createdAt: Math.floor(Date.now() / 1000),
+        text: answerText(inputText(fields["input"])),
+        status: background ? "queued" : "completed",
+        retrievals: 0
+      }
+      if (background || fields["store"] !== false) responses.set(response.id, response)
+      return { response }
+    }
+
+    const retrieveResponse = (id: string): Reply => {
+      const r = responses.get(id)
+      if (r === undefined) return vendorError(404, `Response with id '${id}' not found.`, "invalid_request_error", null)
+      if (r.status === "queued" || r.status === "in_progress") {
+        r.retrievals += 1
+        r.status = r.retrievals >= completeOnRetrieve ? "completed" : "in_progress"
+      }
+      return json(200, responseObject(r))
+    }
+
+    const frame = (event: Record<string, unknown>) => `event: ${event["type"]}\ndata: ${JSON.stringify(event)}\n\n`
+
+    /** Every event of a streamed response, in the protocol's order. */
+    const streamEvents = (r: StoredResponse) => {
+      let sequence = 0
+      const event = (type: string, fields: Record<string, unknown>) => ({ type, sequence_number: sequence++, ...fields })
+      const item = messageItem(r, "in_progress", undefined)
+      const at = { item_id: item.id, output_index: 0, content_index: 0 }
+      const part = { type: "output_text", text: "", annotations: [] }
+      const deltas = r.text.split(/(?<=\s)/)
+      return [
+        event("response.created", { response: responseObject(r, r.body["background"] === true ? "queued" : "in_progress") }),
+        event("response.in_progress", { response: responseObject(r, "in_progress") }),
+        event("response.output_item.added", { output_index: 0, item }),
+        event("response.content_part.added", { ...at, part }),
+        ...deltas.map((delta) => event("response.output_text.delta", { ...at, delta, logprobs: [] })),
+        event("response.output_text.done", { ...at, text: r.text, logprobs: [] }),
+        event("response.content_part.done", { ...at, part: { ...part, text: r.text } }),
+        event("response.output_item.done", { output_index: 0, item: messageItem(r, "completed", r.text) }),
+        event("response.completed", { response: responseObject(r, "completed") })
+      ]
+    }
+
+    const streamResponse = (res: http.ServerResponse, r: StoredResponse, fault: Fault | undefined) => {
+      r.status = "in_progress"
+      const events = streamEvents(r)
+      res.on("close", () => {
+        // A background response goes on without its client; any other is cancelled with it.
+        if (!res.writableEnded) r.status = r.body["background"] === true ? "completed" : "cancelled"
+      })
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      const firstDelta = events.findIndex((e) => e.type === "response.output_text.delta")
+      for (const [index, event] of events.entries()) {
+        if (index === firstDelta && fault?._tag === "CutStream") {
+          // Destroyed once what came before has left, so the client sees a stream break off.
+          return void res.write(frame(event), () => res.socket?.destroy())
+        }
+        res.write(frame(event))
+        if (index !== firstDelta) continue
+        switch (fault?._tag) {
+          case "StallStream":
+            return
+          case "StreamError":
+            return void res.end(frame({
+              type: "error",
+              sequence_number: index + 1,
+              code: fault.code ?? "server_error",
+              message: fault.message ?? "The server had an error while processing your request.",
+              param: null
+            }))
+        }
+      }
+      r.status = "completed"
+      res.end()
+    }
+
     const route = (method: string, path: string): { kind: RequestKind; id?: string } => {
       if (!path.startsWith(`${basePath}/`)) return { kind: "other" }
       const rest = path.slice(basePath.length)
+      if (method === "POST" && rest === "/responses") return { kind: "responses.create" }
+      const response = /^\/responses\/([^/]+)$/.exec(rest)
+      if (method === "GET" && response !== null) return { kind: "responses.retrieve", id: decodeURIComponent(response[1]!) }
       if (method === "POST" && rest === "/videos") return { kind: "submit" }
       const content = /^\/videos\/([^/]+)\/content$/.exec(rest)
       if (method === "GET" && content !== null) return { kind: "download", id: decodeURIComponent(content[1]!) }
@@ -254,10 +479,17 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       id: string | undefined,
       req: http.IncomingMessage,
       fields: Readonly<Record<string, FormField>> | undefined,
-      fault: Fault | undefined
+      fault: Fault | undefined,
+      body: unknown
     ): Reply => {
       if (!authorized(req.headers)) return unauthorized()
       switch (kind) {
+        case "responses.create": {
+          const created = createResponse(body)
+          return "reply" in created ? created.reply : json(200, responseObject(created.response))
+        }
+        case "responses.retrieve":
+          return retrieveResponse(id!)
         case "submit":
           return create(req.headers["content-type"] ?? "", fields)
         case "poll": {
@@ -346,11 +578,16 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
 
       const fault = takeFault(kind)
       switch (fault?._tag) {
-        case "RateLimited":
-          return send(res, {
-            ...vendorError(429, "Rate limit reached for requests.", "requests", "rate_limit_exceeded"),
-            headers: { "content-type": "application/json", "retry-after": String(fault.retryAfterSeconds ?? 2) }
-          })
+        case "RateLimited": {
+          const headers: Record<string, string> = { "content-type": "application/json" }
+          const retryAfter = fault.retryAfterSeconds ?? (fault.resetRequests === undefined ? 2 : undefined)
+          if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter)
+          if (fault.resetRequests !== undefined) {
+            headers["x-ratelimit-remaining-requests"] = "0"
+            headers["x-ratelimit-reset-requests"] = fault.resetRequests
+          }
+          return send(res, { ...vendorError(429, "Rate limit reached for requests.", "requests", "rate_limit_exceeded"), headers })
+        }
         case "Unavailable": {
           const reply = vendorError(503, "The server is overloaded.", "server_error", null)
           return send(res, fault.retryAfterSeconds === undefined ? reply : {
@@ -364,10 +601,15 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
             vendorError(fault.status, fault.message ?? "Injected error.", fault.status >= 500 ? "server_error" : "invalid_request_error", fault.code ?? null)
           )
         case "Drop":
-          if (fault.afterAccept === true) answer(kind, id, req, fields, fault)
+          if (fault.afterAccept === true) answer(kind, id, req, fields, fault, body)
           return void req.socket.destroy()
       }
-      const reply = answer(kind, id, req, fields, fault)
+      if (kind === "responses.create" && authorized(req.headers) && (body as { stream?: unknown } | undefined)?.stream === true) {
+        const created = createResponse(body)
+        if ("reply" in created) return send(res, created.reply)
+        return streamResponse(res, created.response, fault)
+      }
+      const reply = answer(kind, id, req, fields, fault, body)
       if (fault?._tag === "MalformedJson") {
         return send(res, { status: 200, headers: { "content-type": "application/json" }, body: "{\"id\": \"video_" })
       }
@@ -383,6 +625,11 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     }
 
     const server = http.createServer((req, res) => {
+      res.on("close", () => {
+        if (res.writableEnded) return
+        aborted += 1
+        for (const wake of [...abortWaiters]) wake()
+      })
       handle(req, res).catch(() => {
         if (!res.headersSent) send(res, vendorError(500, "Emulator error.", "server_error", null))
         else res.destroy()
@@ -419,7 +666,22 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           if (check()) return
           waiters.add(check)
           return Effect.sync(() => void waiters.delete(check))
-        })
+        }),
+      abortedRequests: Effect.sync(() => aborted),
+      awaitAborted: (count) =>
+        Effect.async<void>((resume) => {
+          const check = () => {
+            if (aborted < count) return false
+            abortWaiters.delete(check)
+            resume(Effect.void)
+            return true
+          }
+          if (check()) return
+          abortWaiters.add(check)
+          return Effect.sync(() => void abortWaiters.delete(check))
+        }),
+      forget: (id) => Effect.sync(() => void responses.delete(id)),
+      storedResponses: Effect.sync(() => [...responses.keys()])
     }
     return emulator
   })

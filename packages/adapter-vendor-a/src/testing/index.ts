@@ -1,2 +1,2 @@
-/** An in-process vendor-a upstream (protocol "videos") for integration tests. */
+/** An in-process vendor-a upstream (protocols "videos" and "responses") for integration tests. */
 export * as Emulator from "./Emulator.js"

@@ -1,8 +1,110 @@
 /**
- * The OpenAI-compatible responses (E2) surface. Not served yet: mounts no route.
+ * The OpenAI-compatible model responses surface (E2), for every entry of kind "responses":
+ * `POST <path>` creates a response (one JSON object, or server-sent events with `stream: true`)
+ * and `GET <path>/{response_id}` reads a kept one back. Errors take the OpenAI shape so official
+ * clients raise their typed errors; `x-genway-sandbox: true` marks sandboxed answers.
  */
-import type * as HttpRouter from "@effect/platform/HttpRouter"
-import type { ModelEntry } from "@genway/core"
+import * as Sse from "@effect/experimental/Sse"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { ModelEntry, Responses } from "@genway/core"
+import type { Registry } from "@genway/registry"
+import { Validate } from "@genway/registry"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type { ApiKeys } from "../ApiKeys.js"
+import { ResponsesService, type ServiceError } from "../ResponsesService.js"
+import { type HttpError, httpError, invalid } from "./Errors.js"
+import { authenticate, readJson } from "./Request.js"
+import { handle } from "./Handle.js"
+
+/** What this surface's routes need. */
+export type Services = ApiKeys | ResponsesService | SqlClient.SqlClient | Registry.Registry
+
+const sandboxHeader = (mode: "live" | "sandbox"): Record<string, string> => (mode === "sandbox" ? { "x-genway-sandbox": "true" } : {})
+
+/** `Retry-After` (whole seconds, for every client) and `retry-after-ms` (what official clients prefer). */
+const retryHeaders = (ms: number | undefined) =>
+  ms === undefined ? undefined : { "retry-after": String(Math.max(1, Math.ceil(ms / 1000))), "retry-after-ms": String(Math.round(ms)) }
+
+/** The client's answer for a failure of the service. */
+export const toHttpError = (error: ServiceError): HttpError => {
+  switch (error._tag) {
+    case "UpstreamRejected":
+      return httpError(error.status, error.message, { param: error.param ?? undefined, openAiCode: error.code ?? undefined })
+    case "UpstreamAuthFailed":
+      return httpError(502, error.message, { openAiType: "api_error", openAiCode: "upstream_auth_failed" })
+    case "UpstreamRateLimited":
+      return httpError(429, error.message, { openAiCode: error.code ?? "rate_limit_exceeded", headers: retryHeaders(error.retryAfterMs) })
+    case "UpstreamUnavailable":
+      return httpError(error.status, error.message, { openAiType: "api_error", headers: retryHeaders(error.retryAfterMs) })
+    case "ResponseNotFound":
+      return httpError(404, `Response with id '${error.id}' not found.`)
+    case "RequestRefused":
+      return httpError(400, error.message, { param: error.param, openAiCode: error.code })
+    case "SqlError":
+      return httpError(503, "the gateway could not keep the response; try again", { openAiType: "api_error" })
+  }
+}
+
+/** One SSE frame: `event: <type>` and the event as `data`. */
+const frame = (event: Responses.ResponseEvent): string =>
+  Sse.encoder.write({ _tag: "Event", event: event.type, id: undefined, data: JSON.stringify(event) })
+
+/** `POST <entry.path>`: validate, then answer with the response object or its event stream. */
+export const create = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const principal = yield* authenticate
+    const json = yield* readJson(entry.maxBodyBytes)
+    const checked = Validate.validate(entry, json)
+    if (Either.isLeft(checked)) return yield* invalid(checked.left)
+    const service = yield* ResponsesService
+    // Forwarded as the client sent it: the schema only checked it.
+    const request = { entry, tenant: principal.tenant, body: json as Readonly<Record<string, unknown>> }
+    const headers = sandboxHeader(service.mode)
+    if (request.body["stream"] === true) {
+      const events = yield* Effect.mapError(service.stream(request), toHttpError)
+      return HttpServerResponse.stream(Stream.encodeText(Stream.map(events, frame)), {
+        contentType: "text/event-stream",
+        headers: { ...headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
+      })
+    }
+    const response = yield* Effect.mapError(service.create(request), toHttpError)
+    return HttpServerResponse.unsafeJson(response, { headers })
+  })
+
+const idPattern = /^[A-Za-z0-9_.:-]{1,200}$/
+
+/** `GET <entry.path>/{response_id}`: a kept response of the caller's tenant; any other id is a 404. */
+export const retrieve = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const principal = yield* authenticate
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const id = (yield* HttpRouter.params).response_id ?? ""
+    if (new URL(request.url, "http://x").searchParams.get("stream") === "true") {
+      return yield* httpError(400, "streaming a kept response again is not supported; retrieve it without stream=true", { param: "stream" })
+    }
+    const notFound = httpError(404, `Response with id '${id.slice(0, 200)}' not found.`, { param: "response_id" })
+    if (!idPattern.test(id)) return yield* notFound
+    const service = yield* ResponsesService
+    const found = yield* Effect.mapError(service.retrieve(principal.tenant, entry, id), toHttpError)
+    if (Option.isNone(found)) return yield* notFound
+    return HttpServerResponse.text(found.value.json, { contentType: "application/json", headers: sandboxHeader(found.value.mode) })
+  })
 
 /** Adds this surface's routes for the entries of its kind. */
-export const mount = <R>(router: HttpRouter.HttpRouter<never, R>, _entries: ReadonlyArray<ModelEntry.ModelEntry>) => router
+export const mount = <R>(router: HttpRouter.HttpRouter<never, R>, entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
+  let r: HttpRouter.HttpRouter<never, R | Services> = router
+  for (const entry of entries) {
+    if (entry.kind !== "responses") continue
+    r = r.pipe(
+      HttpRouter.post(entry.path as HttpRouter.PathInput, handle("openai", create(entry))),
+      HttpRouter.get(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", retrieve(entry)))
+    )
+  }
+  return r
+}

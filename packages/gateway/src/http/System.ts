@@ -38,6 +38,8 @@ export const describe = (entry: ModelEntry.ModelEntry, mode: "live" | "sandbox")
   ...(entry.result !== undefined ? { result: entry.result } : {}),
   routes: entry.kind === "task"
     ? [{ method: "POST", path: entry.path }, { method: "GET", path: `${entry.path}/{task_id}` }]
+    : entry.kind === "responses"
+    ? [{ method: "POST", path: entry.path }, { method: "GET", path: `${entry.path}/{response_id}` }]
     : [{ method: "POST", path: entry.path }],
   stage: entry.stage,
   mode,
