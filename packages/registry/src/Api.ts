@@ -13,7 +13,7 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Errors, ModelEntry, TaskInfo } from "@genway/core"
+import { Errors, ModelEntry, Responses, TaskInfo } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 
@@ -117,10 +117,13 @@ const ChatCompletion = Schema.Record({ key: Schema.String, value: Schema.Unknown
   identifier: "ChatCompletion",
   description: "SPEC.md §2.4 chat completion; with `stream: true`, server-sent events of §2.5 chunks"
 })
-const ModelResponse = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+const ModelResponse = Responses.ResponseObject.annotations({
   identifier: "ModelResponse",
-  description: "SPEC.md §2.6 model response; with `stream: true`, server-sent events"
+  description: "SPEC.md §2.6 model response; with `stream: true`, server-sent events of the vendor's response events"
 })
+
+/** Path parameter of the stored-response retrieval. */
+export const ResponseIdPath = Schema.Struct({ response_id: Schema.String })
 
 /** Path parameter of the retrieval endpoints. */
 export const TaskIdPath = Schema.Struct({ task_id: Schema.UUID })
@@ -169,15 +172,8 @@ const taskGroup = (entry: ModelEntry.TaskEntry) =>
     .middleware(TaskAuthorization)
     .annotateContext(describe(entry))
 
-/** The group of an E1/E2-style entry: one `create` endpoint with the OpenAI error envelope. */
-const openAiGroup = (entry: ModelEntry.ModelEntry) =>
-  HttpApiGroup.make(entry.id)
-    .add(
-      HttpApiEndpoint.post("create", asPath(entry.path))
-        .setPayload(payloadOf(entry))
-        .addSuccess(entry.kind === "chat" ? ChatCompletion : ModelResponse)
-        .annotate(OpenApi.Summary, entry.summary)
-    )
+const withOpenAiErrors = <G extends HttpApiGroup.HttpApiGroup.Any>(group: G, entry: ModelEntry.ModelEntry) =>
+  (group as unknown as HttpApiGroup.HttpApiGroup<string, HttpApiEndpoint.HttpApiEndpoint.Any>)
     .addError(OpenAiBadRequest)
     .addError(OpenAiForbidden)
     .addError(OpenAiNotFound)
@@ -188,7 +184,32 @@ const openAiGroup = (entry: ModelEntry.ModelEntry) =>
     .addError(OpenAiUnavailable)
     .addError(OpenAiGatewayTimeout)
     .middleware(OpenAiAuthorization)
-    .annotateContext(describe(entry))
+    .annotateContext(describe(entry)) as unknown as G
+
+const createEndpoint = (entry: ModelEntry.ModelEntry) =>
+  HttpApiEndpoint.post("create", asPath(entry.path))
+    .setPayload(payloadOf(entry))
+    .addSuccess(entry.kind === "chat" ? ChatCompletion : ModelResponse)
+    .annotate(OpenApi.Summary, entry.summary)
+
+/** The group of an E1-style entry: `create`, with the OpenAI error envelope. */
+const chatGroup = (entry: ModelEntry.ModelEntry) => withOpenAiErrors(HttpApiGroup.make(entry.id).add(createEndpoint(entry)), entry)
+
+/** The group of an E2-style entry: `create`, and `retrieve` of a stored or background response. */
+const responsesGroup = (entry: ModelEntry.ModelEntry) =>
+  withOpenAiErrors(
+    HttpApiGroup.make(entry.id)
+      .add(createEndpoint(entry))
+      .add(
+        HttpApiEndpoint.get("retrieve", asPath(`${entry.path}/:response_id`))
+          .setPath(ResponseIdPath)
+          .addSuccess(ModelResponse)
+          .annotate(OpenApi.Summary, "Retrieve a stored or background response")
+      ),
+    entry
+  )
+
+const openAiGroup = (entry: ModelEntry.ModelEntry) => (entry.kind === "responses" ? responsesGroup(entry) : chatGroup(entry))
 
 /** A task entry's group. */
 export type TaskGroup = ReturnType<typeof taskGroup>

@@ -133,9 +133,9 @@ describe("derived client", () => {
         Effect.provideService(HttpClient.HttpClient, http)
       )
       // Group names are entry ids (strings), so a group is the union of task and OpenAI-style
-      // groups; a task group is picked by its `retrieve` endpoint.
+      // groups; a task group is picked by the path parameter of its `retrieve` endpoint.
       const group = client["vendor-b/vid2.5-t2v-preview"]
-      const e4 = group as Extract<typeof group, { readonly retrieve: unknown }>
+      const e4 = group as Extract<typeof group, { readonly retrieve: (request: { readonly path: { readonly task_id: string } }) => unknown }>
 
       const created = yield* e4.create({ payload: { prompt: "a cat", duration: 5 } })
       assert.deepStrictEqual(created, { task_info: taskInfo })
