@@ -8,6 +8,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
@@ -25,6 +26,15 @@ import * as Sweeper from "./Sweeper.js"
 import * as TaskStore from "./TaskStore.js"
 import * as Vendors from "./Vendors.js"
 
+/** A reason the gateway refuses to start; printed as its message alone. */
+export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {
+  constructor(args: { readonly message: string }) {
+    super(args)
+    // An operator's mistake, not a bug: the message says all, a stack trace would only add noise.
+    this.stack = `StartupError: ${args.message}`
+  }
+}
+
 /** Fails startup when `GATEWAY_REQUIRE_LIVE=1` and an enabled entry's vendor is sandboxed. */
 const requireLive = Layer.effectDiscard(Effect.gen(function*() {
   const settings = yield* Settings
@@ -33,7 +43,7 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
   const sandboxed = [...new Set(registry.entries.map((e) => e.vendor))].filter((v) => vendors.modeOf(v) === "sandbox")
   if (sandboxed.length > 0) {
     const message = `sandboxed vendors: ${sandboxed.join(", ")} (set their VENDOR_* variables for live use)`
-    if (settings.requireLive) return yield* Effect.fail(new Error(`GATEWAY_REQUIRE_LIVE=1 but ${message}`))
+    if (settings.requireLive) return yield* new StartupError({ message: `GATEWAY_REQUIRE_LIVE=1 but ${message}` })
     yield* Effect.logWarning(message)
   }
 }))
