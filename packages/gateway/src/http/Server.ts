@@ -8,30 +8,28 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import * as Chat from "./Chat.js"
 import * as Docs from "./Docs.js"
-import { HttpError, httpError, render, type Surface } from "./Errors.js"
+import { handle } from "./Handle.js"
+import { httpError, render } from "./Errors.js"
 import * as Responses from "./Responses.js"
 import * as System from "./System.js"
 import * as Tasks from "./Tasks.js"
 
-/** A handler with its error surface applied: `HttpError` becomes the surface's body, defects a 500. */
-export const handle = <R>(surface: Surface, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, HttpError, R>) =>
-  handler.pipe(
-    Effect.catchTag("HttpError", (e) => Effect.succeed(render(e, surface))),
-    Effect.catchAllCause((cause) =>
-      Effect.zipRight(
-        Effect.logError("request failed", Cause.pretty(cause)),
-        Effect.succeed(render(httpError(500, "internal error; the request id identifies it in the gateway's log"), surface))
-      )
-    )
-  )
+/** Applies a surface's error shape to a handler (re-exported for the surfaces' modules). */
+export { handle } from "./Handle.js"
 
 /** What the routes need from the application's layers. */
-export type Services = Effect.Effect.Context<ReturnType<typeof Tasks.create>> | Effect.Effect.Context<ReturnType<typeof Tasks.retrieve>> | Effect.Effect.Context<typeof System.models> | Effect.Effect.Context<typeof System.media> | Effect.Effect.Context<typeof System.readyz> | Effect.Effect.Context<typeof Docs.page>
+export type Services =
+  | Effect.Effect.Context<ReturnType<typeof Tasks.create>>
+  | Effect.Effect.Context<ReturnType<typeof Tasks.retrieve>>
+  | Effect.Effect.Context<typeof System.models>
+  | Effect.Effect.Context<typeof System.media>
+  | Effect.Effect.Context<typeof System.readyz>
+  | Effect.Effect.Context<typeof Docs.page>
+  | Responses.Services
 
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
