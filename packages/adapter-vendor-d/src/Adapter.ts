@@ -1,7 +1,7 @@
 /**
  * The live vendor-d task adapter. Each task goes to the protocol its entry names
  * (`entry.upstream.protocol`); today that is "long-running" (G1, G2). The synchronous
- * "generate-content" protocol (E1) is not a task protocol and will live in its own module.
+ * "generate-content" protocol (E1) is not a task protocol: it lives in `Chat.ts`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import { VendorAdapter } from "@genway/core"

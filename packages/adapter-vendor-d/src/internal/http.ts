@@ -38,6 +38,8 @@ export interface Reply {
 /** vendor-d as seen by its protocol modules. */
 export interface Upstream {
   readonly baseUrl: string
+  /** Sends an authorized request and returns the answer unread (its body streams; interrupting it aborts). */
+  readonly send: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
   /** Sends an authorized request and reads the whole answer; transport failures are mapped by phase. */
   readonly exchange: (request: HttpClientRequest.HttpClientRequest, phase: Phase) => Effect.Effect<Reply, VendorAdapter.AdapterError>
   /** The outcome of an answer with an error status. */
@@ -68,7 +70,8 @@ export const rejected = (code: 400 | 3001, detail: string) => new VendorAdapter.
 // Errors that mean the request never left this machine: safe to retry even for a create.
 const notSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"])
 
-const errorCodes = (u: unknown, depth = 0): ReadonlyArray<string> => {
+/** The `code`s (`ECONNREFUSED`, …) along an error's cause chain. */
+export const errorCodes = (u: unknown, depth = 0): ReadonlyArray<string> => {
   if (depth > 6 || typeof u !== "object" || u === null) return []
   const record = u as { readonly code?: unknown; readonly cause?: unknown; readonly errors?: unknown }
   const own = typeof record.code === "string" ? [record.code] : []
@@ -205,14 +208,15 @@ export const make = (config: VendorDConfig, client: HttpClient.HttpClient, timeo
       })
     )
 
+  const send = (request: HttpClientRequest.HttpClientRequest) => redactKeyHeader(client.execute(authorize(request)))
+
   const exchange = (request: HttpClientRequest.HttpClientRequest, phase: Phase) =>
     withTimeout(
       phase,
-      client.execute(authorize(request)).pipe(
+      send(request).pipe(
         Effect.flatMap((response) =>
           Effect.map(response.text, (text): Reply => ({ status: response.status, headers: response.headers, text }))
-        ),
-        redactKeyHeader
+        )
       )
     )
 
@@ -272,5 +276,5 @@ export const make = (config: VendorDConfig, client: HttpClient.HttpClient, timeo
       ? Effect.succeed<VendorAdapter.MediaDownload>({ contentType: source.contentType, body: Stream.succeed(source.bytes) })
       : fetchMedia(source.url, source.contentType, 0)
 
-  return { baseUrl, exchange, failure, download, scrub }
+  return { baseUrl, send, exchange, failure, download, scrub }
 }

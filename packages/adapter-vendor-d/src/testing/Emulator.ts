@@ -1,10 +1,15 @@
 /**
- * An in-process vendor-d upstream for integration tests: protocol "long-running" as UPSTREAMS.md
- * describes it (`:predictLongRunning`, operation polling, video URIs that need the key and answer
- * with a redirect to a separate storage origin), written from that description rather than from the
- * adapter. Operations finish on a configurable poll and carry a real MP4. Faults can be switched on
- * for the next requests of a kind, every request is logged, and accepted creates are counted so a
- * test can assert exactly-once submission.
+ * An in-process vendor-d upstream for integration tests and benchmarks, written from UPSTREAMS.md
+ * rather than from the adapter:
+ * - protocol "long-running" (`:predictLongRunning`, operation polling, video URIs that need the key
+ *   and answer with a redirect to a separate storage origin); operations finish on a configurable
+ *   poll and carry a real MP4;
+ * - protocol "generate-content" (`:generateContent`, `:streamGenerateContent?alt=sse`): a real PNG
+ *   after some text, `finishReason` and `usageMetadata`, optionally streamed slowly.
+ * Faults can be switched on for the next requests of a kind (rate limits, outages, content-filter
+ * finishes, finishes without an image, cut streams), every request is logged, accepted creates are
+ * counted so a test can assert exactly-once submission, and a client that closes its connection
+ * before the answer is complete is recorded, so a test can prove a cancellation reached the vendor.
  */
 import { SampleMedia } from "@genway/core"
 import * as Effect from "effect/Effect"
@@ -15,9 +20,10 @@ import type { AddressInfo } from "node:net"
 
 /**
  * Which kind of request a fault applies to: `download` is the key-protected video URI, `blob` the
- * storage URL it redirects to, `other` anything outside the protocol.
+ * storage URL it redirects to, `generate` and `stream` the two generate-content calls, `other`
+ * anything outside the protocols.
  */
-export type RequestKind = "submit" | "poll" | "download" | "blob" | "other"
+export type RequestKind = "submit" | "poll" | "download" | "blob" | "generate" | "stream" | "other"
 
 /** A misbehaviour of the emulated vendor, applied to the next request(s) of a kind. */
 export type Fault =
@@ -39,6 +45,16 @@ export type Fault =
   | { readonly _tag: "FailTask"; readonly code?: number; readonly message?: string }
   /** Polls only: the operation finishes now with no samples and `raiMediaFilteredCount: 1`. */
   | { readonly _tag: "ContentFilter"; readonly reasons?: ReadonlyArray<string> }
+  /** Generations: the candidate finishes with `reason` (`SAFETY`, `IMAGE_SAFETY`, `NO_IMAGE`, …) and no image. */
+  | { readonly _tag: "Finish"; readonly reason: string; readonly message?: string }
+  /** Generations: `STOP` with text only (the model talked instead of drawing). */
+  | { readonly _tag: "NoImage"; readonly text?: string }
+  /** Generations: the prompt is blocked (`promptFeedback.blockReason`, default `SAFETY`); no candidate. */
+  | { readonly _tag: "PromptBlocked"; readonly reason?: string }
+  /** Streams: the connection is destroyed `pauseMs` (default 50) after `afterEvents` events (default 1). */
+  | { readonly _tag: "CutStream"; readonly afterEvents?: number; readonly pauseMs?: number }
+  /** Streams: each event is held back `delayMs` (overrides `streamDelayMs`). */
+  | { readonly _tag: "SlowStream"; readonly delayMs: number }
 
 /** One request as the emulator saw it. */
 export interface RecordedRequest {
@@ -61,6 +77,10 @@ export interface EmulatorOptions {
   readonly completeOnPoll?: number
   /** Path prefix of the API (the base URL is the origin plus this). */
   readonly basePath?: string
+  /** Delay before each event of a generate-content stream, the first one included (default 0). */
+  readonly streamDelayMs?: number
+  /** Width and height of generated images (default 64 × 64). */
+  readonly imageSize?: readonly [number, number]
 }
 
 /** A running emulator. */
@@ -78,6 +98,10 @@ export interface Emulator {
   readonly acceptedSubmits: Effect.Effect<number>
   /** Waits until at least `count` requests have arrived. */
   readonly awaitRequests: (count: number) => Effect.Effect<void>
+  /** Requests whose client closed the connection before the answer was complete, oldest first. */
+  readonly clientAborts: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Waits until at least `count` (default 1) requests were abandoned by their client. */
+  readonly awaitClientAborts: (count?: number) => Effect.Effect<void>
 }
 
 interface Operation {
@@ -191,6 +215,191 @@ const validateCreate = (body: unknown): Reply | undefined => {
   return undefined
 }
 
+const GENERATE_KEYS = new Set(["contents", "systemInstruction", "generationConfig", "safetySettings", "tools", "toolConfig", "cachedContent"])
+const GENERATION_CONFIG_KEYS = new Set([
+  "responseModalities",
+  "temperature",
+  "topP",
+  "topK",
+  "maxOutputTokens",
+  "candidateCount",
+  "stopSequences",
+  "seed",
+  "imageConfig"
+])
+const MODALITIES = new Set(["TEXT", "IMAGE", "AUDIO"])
+
+/** What a valid generate-content body asks for. */
+interface GenerateRequest {
+  readonly textChars: number
+  readonly images: number
+  readonly wantsImage: boolean
+}
+
+const checkParts = (parts: unknown, at: string): Reply | { readonly textChars: number; readonly images: number } => {
+  if (!Array.isArray(parts) || parts.length === 0) return invalid(`${at}.parts must be a non-empty array.`)
+  let textChars = 0
+  let images = 0
+  for (const [i, part] of parts.entries()) {
+    const where = `${at}.parts[${i}]`
+    if (!isRecord(part)) return invalid(`${where} must be an object.`)
+    const keys = Object.keys(part).filter((k) => k !== "thought" && k !== "thoughtSignature")
+    if (keys.length !== 1 || (keys[0] !== "text" && keys[0] !== "inlineData")) {
+      return invalid(`${where} must hold exactly one of text or inlineData.`)
+    }
+    if (keys[0] === "text") {
+      if (typeof part["text"] !== "string") return invalid(`${where}.text must be a string.`)
+      textChars += part["text"].length
+      continue
+    }
+    const data = part["inlineData"]
+    if (!isRecord(data) || typeof data["mimeType"] !== "string" || typeof data["data"] !== "string") {
+      return invalid(`${where}.inlineData must be {mimeType, data}.`)
+    }
+    if (!IMAGE_TYPES.includes(data["mimeType"])) return invalid(`${where}.inlineData.mimeType ${data["mimeType"]} is not supported.`)
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(data["data"]) || !looksLike(data["mimeType"], Buffer.from(data["data"].slice(0, 64), "base64"))) {
+      return invalid(`${where}.inlineData is not a valid ${data["mimeType"]} image.`)
+    }
+    images += 1
+  }
+  return { textChars, images }
+}
+
+/** Checks a generate-content body: the request it makes, or the error reply. */
+const validateGenerate = (body: unknown): Reply | GenerateRequest => {
+  if (!isRecord(body)) return invalid("Invalid JSON payload received.")
+  for (const key of Object.keys(body)) {
+    if (!GENERATE_KEYS.has(key)) return invalid(`Invalid JSON payload received. Unknown name "${key}": Cannot find field.`)
+  }
+  const contents = body["contents"]
+  if (!Array.isArray(contents) || contents.length === 0) return invalid("* GenerateContentRequest.contents: contents is not specified")
+  let textChars = 0
+  let images = 0
+  for (const [i, content] of contents.entries()) {
+    if (!isRecord(content)) return invalid(`contents[${i}] must be an object.`)
+    const role = content["role"]
+    if (role !== undefined && role !== "user" && role !== "model") {
+      return invalid(`Please use a valid role: user, model. (contents[${i}].role)`)
+    }
+    const checked = checkParts(content["parts"], `contents[${i}]`)
+    if ("status" in checked) return checked
+    textChars += checked.textChars
+    images += checked.images
+  }
+  const system = body["systemInstruction"]
+  if (system !== undefined) {
+    if (!isRecord(system)) return invalid("systemInstruction must be an object.")
+    const checked = checkParts(system["parts"], "systemInstruction")
+    if ("status" in checked) return checked
+    if (checked.images > 0) return invalid("systemInstruction accepts text parts only.")
+    textChars += checked.textChars
+  }
+  const config = body["generationConfig"] ?? {}
+  if (!isRecord(config)) return invalid("generationConfig must be an object.")
+  for (const key of Object.keys(config)) {
+    if (!GENERATION_CONFIG_KEYS.has(key)) {
+      return invalid(`Invalid JSON payload received. Unknown name "${key}" at 'generation_config': Cannot find field.`)
+    }
+  }
+  const modalities = config["responseModalities"]
+  if (modalities !== undefined && (!Array.isArray(modalities) || !modalities.every((m) => MODALITIES.has(m as string)))) {
+    return invalid("generationConfig.responseModalities must list TEXT, IMAGE or AUDIO.")
+  }
+  const { maxOutputTokens, temperature, topP } = config
+  if (temperature !== undefined && (typeof temperature !== "number" || temperature < 0 || temperature > 2)) {
+    return invalid("generationConfig.temperature must be a number from 0 to 2.")
+  }
+  if (topP !== undefined && (typeof topP !== "number" || topP < 0 || topP > 1)) return invalid("generationConfig.topP must be from 0 to 1.")
+  if (maxOutputTokens !== undefined && (!Number.isInteger(maxOutputTokens) || (maxOutputTokens as number) < 1)) {
+    return invalid("generationConfig.maxOutputTokens must be a positive integer.")
+  }
+  return { textChars, images, wantsImage: Array.isArray(modalities) && modalities.includes("IMAGE") }
+}
+
+/** Tokens the vendor counts: about four characters per text token, fixed counts per image. */
+const PROMPT_IMAGE_TOKENS = 258
+const OUTPUT_IMAGE_TOKENS = 1290
+const textTokens = (chars: number) => Math.ceil(chars / 4)
+
+type GenerationEvent = Record<string, unknown>
+
+/**
+ * The events of one generation, as a stream sends them: text first, then the image with the
+ * finish reason and the full usage. A whole answer merges them.
+ */
+const generationEvents = (
+  request: GenerateRequest,
+  model: string,
+  responseId: string,
+  image: () => string,
+  fault: Fault | undefined
+): ReadonlyArray<GenerationEvent> => {
+  const promptText = textTokens(request.textChars)
+  const promptTokenCount = promptText + request.images * PROMPT_IMAGE_TOKENS
+  const promptTokensDetails = [
+    { modality: "TEXT", tokenCount: promptText },
+    ...(request.images > 0 ? [{ modality: "IMAGE", tokenCount: request.images * PROMPT_IMAGE_TOKENS }] : [])
+  ]
+  const usage = (texts: ReadonlyArray<string>, images: number) => {
+    const text = textTokens(texts.join("").length)
+    const candidatesTokenCount = text + images * OUTPUT_IMAGE_TOKENS
+    return {
+      promptTokenCount,
+      candidatesTokenCount,
+      totalTokenCount: promptTokenCount + candidatesTokenCount,
+      promptTokensDetails,
+      candidatesTokensDetails: [
+        { modality: "TEXT", tokenCount: text },
+        ...(images > 0 ? [{ modality: "IMAGE", tokenCount: images * OUTPUT_IMAGE_TOKENS }] : [])
+      ]
+    }
+  }
+  const event = (candidate: Record<string, unknown> | undefined, usageMetadata: unknown, extra: Record<string, unknown> = {}) => ({
+    ...(candidate !== undefined ? { candidates: [{ ...candidate, index: 0 }] } : {}),
+    ...extra,
+    usageMetadata,
+    modelVersion: model,
+    responseId
+  })
+  const content = (parts: ReadonlyArray<unknown>) => ({ content: { role: "model", parts } })
+  const opening = ["Here is the image ", "you asked for."]
+  const openingEvents = opening.map((text, i) => event(content([{ text }]), { promptTokenCount, totalTokenCount: promptTokenCount + i }))
+
+  if (fault?._tag === "PromptBlocked") {
+    return [event(undefined, { promptTokenCount, totalTokenCount: promptTokenCount }, { promptFeedback: { blockReason: fault.reason ?? "SAFETY" } })]
+  }
+  if (fault?._tag === "Finish") {
+    return [
+      openingEvents[0]!,
+      event({ finishReason: fault.reason, ...(fault.message !== undefined ? { finishMessage: fault.message } : {}) }, usage(opening.slice(0, 1), 0))
+    ]
+  }
+  if (fault?._tag === "NoImage" || !request.wantsImage) {
+    const text = fault?._tag === "NoImage" ? fault.text ?? "I would rather describe it in words." : "A picture of what you asked for."
+    return [event({ ...content([{ text }]), finishReason: "STOP" }, usage([text], 0))]
+  }
+  return [
+    ...openingEvents,
+    event({ ...content([{ inlineData: { mimeType: "image/png", data: image() } }]), finishReason: "STOP" }, usage(opening, 1))
+  ]
+}
+
+/** A whole `:generateContent` answer: the events' parts in one candidate, the last finish and usage. */
+const mergeEvents = (events: ReadonlyArray<GenerationEvent>): GenerationEvent => {
+  const parts: Array<unknown> = []
+  let candidate: Record<string, unknown> | undefined
+  for (const e of events) {
+    const c = (e["candidates"] as Array<Record<string, unknown>> | undefined)?.[0]
+    if (c === undefined) continue
+    parts.push(...(((c["content"] as Record<string, unknown> | undefined)?.["parts"] as Array<unknown> | undefined) ?? []))
+    candidate = { ...candidate, ...c }
+  }
+  const last = events[events.length - 1] ?? {}
+  if (candidate === undefined) return last
+  const { content: _content, ...rest } = candidate
+  return { ...last, candidates: [{ ...(parts.length > 0 ? { content: { role: "model", parts } } : {}), ...rest }] }
+}
+
 const listen = (server: http.Server) =>
   Effect.acquireRelease(
     Effect.async<number>((resume) => {
@@ -209,15 +418,21 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     const apiKey = options.apiKey ?? "vendor-d-emulator-key"
     const completeOnPoll = Math.max(1, options.completeOnPoll ?? 2)
     const basePath = (options.basePath ?? "/v1beta").replace(/\/+$/, "")
+    const streamDelayMs = Math.max(0, options.streamDelayMs ?? 0)
+    const [imageWidth, imageHeight] = options.imageSize ?? [64, 64]
 
     const operations = new Map<string, Operation>()
     const files = new Map<string, string>() // file id → storage token
     const log: Array<RecordedRequest> = []
+    const aborts: Array<RecordedRequest> = []
     const faults: Array<{ kind: RequestKind; fault: Fault; remaining: number }> = []
     const waiters = new Set<() => unknown>()
     const timers = new Set<NodeJS.Timeout>()
+    // Answers the emulator itself cut short: their close is not the client's doing.
+    const intentional = new WeakSet<http.ServerResponse>()
     let accepted = 0
     let nextId = 1
+    let generations = 0
     let apiOrigin = ""
     let storageOrigin = ""
 
@@ -283,6 +498,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       | { readonly kind: "poll"; readonly name: string }
       | { readonly kind: "download"; readonly file: string }
       | { readonly kind: "blob"; readonly file: string }
+      | { readonly kind: "generate" | "stream"; readonly model: string }
       | { readonly kind: "other" }
 
     const apiRoute = (method: string, path: string): Route => {
@@ -290,6 +506,10 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       const rest = decodeURIComponent(path.slice(basePath.length + 1))
       const create = /^models\/([^/:]+):predictLongRunning$/.exec(rest)
       if (method === "POST" && create !== null) return { kind: "submit", model: create[1]! }
+      const generate = /^models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(rest)
+      if (method === "POST" && generate !== null) {
+        return { kind: generate[2] === "generateContent" ? "generate" : "stream", model: generate[1]! }
+      }
       if (method === "GET" && /^models\/[^/]+\/operations\/[^/]+$/.test(rest)) return { kind: "poll", name: rest }
       const file = /^files\/([^/:]+):download$/.exec(rest)
       if (method === "GET" && file !== null) return { kind: "download", file: file[1]! }
@@ -347,9 +567,63 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
             body: ""
           }
         }
+        case "generate":
+        case "stream": {
+          const planned = generation(route.model, url, body, fault)
+          if (!Array.isArray(planned)) return planned as Reply
+          return json(200, mergeEvents(planned))
+        }
         case "other":
           return vendorError(404, `The requested URL ${url.pathname} was not found on this server.`)
       }
+    }
+
+    /** The events of a generation, or the error reply for an invalid one. */
+    const generation = (model: string, url: URL, body: unknown, fault: Fault | undefined): Reply | ReadonlyArray<GenerationEvent> => {
+      const checked = validateGenerate(body)
+      if ("status" in checked) return checked
+      if (url.pathname.endsWith(":streamGenerateContent") && url.searchParams.get("alt") !== "sse") {
+        return invalid("This emulator streams server-sent events only: add ?alt=sse.")
+      }
+      generations += 1
+      const seed = generations
+      const responseId = randomBytes(8).toString("base64url")
+      return generationEvents(checked, model, responseId, () => Buffer.from(SampleMedia.png(imageWidth, imageHeight, seed)).toString("base64"), fault)
+    }
+
+    /** Sends events as server-sent events, each held back `delayMs`; `cutAfter` destroys the connection. */
+    const streamEvents = (
+      res: http.ServerResponse,
+      events: ReadonlyArray<GenerationEvent>,
+      delayMs: number,
+      cut: { readonly after: number; readonly pauseMs: number } | undefined
+    ) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      res.flushHeaders()
+      let sent = 0
+      const next = () => {
+        if (res.destroyed) return
+        if (cut !== undefined && sent >= cut.after) {
+          intentional.add(res)
+          const timer = setTimeout(() => {
+            timers.delete(timer)
+            res.socket?.destroy()
+          }, cut.pauseMs)
+          return void timers.add(timer)
+        }
+        if (sent >= events.length) return void res.end()
+        res.write(`data: ${JSON.stringify(events[sent++])}\r\n\r\n`)
+        schedule()
+      }
+      const schedule = () => {
+        if (delayMs === 0 && sent > 0 && sent < events.length && cut === undefined) return next()
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          next()
+        }, delayMs)
+        timers.add(timer)
+      }
+      schedule()
     }
 
     const send = (res: http.ServerResponse, reply: Reply) => {
@@ -380,13 +654,19 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           body = text
         }
       }
-      log.push({
+      const recorded: RecordedRequest = {
         kind: route.kind,
         method,
         path: url.pathname,
         query: Object.fromEntries(url.searchParams),
         headers,
         ...(body !== undefined ? { body } : {})
+      }
+      log.push(recorded)
+      res.once("close", () => {
+        if (res.writableFinished || intentional.has(res)) return
+        aborts.push(recorded)
+        for (const wake of [...waiters]) wake()
       })
       for (const wake of [...waiters]) wake()
 
@@ -405,7 +685,27 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           return send(res, vendorError(fault.status, fault.message ?? "Injected error.", [], fault.statusName))
         case "Drop":
           if (fault.afterAccept === true) answer(route, req, url, body, fault)
+          intentional.add(res)
           return void req.socket.destroy()
+      }
+      if (route.kind === "stream") {
+        const denied = authFailure(req.headers)
+        const planned = denied ?? generation(route.model, url, body, fault)
+        if (!Array.isArray(planned)) return send(res, planned as Reply)
+        const start = () =>
+          streamEvents(
+            res,
+            planned,
+            fault?._tag === "SlowStream" ? fault.delayMs : streamDelayMs,
+            fault?._tag === "CutStream" ? { after: Math.max(0, fault.afterEvents ?? 1), pauseMs: fault.pauseMs ?? 50 } : undefined
+          )
+        if (fault?._tag !== "Slow") return start()
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          if (!res.destroyed) start()
+        }, fault.delayMs)
+        timers.add(timer)
+        return
       }
       const reply = answer(route, req, url, body, fault)
       if (fault?._tag === "MalformedJson") {
@@ -451,6 +751,19 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       inject: (kind, fault, times = 1) => Effect.sync(() => void faults.push({ kind, fault, remaining: times })),
       requests: Effect.sync(() => [...log]),
       acceptedSubmits: Effect.sync(() => accepted),
+      clientAborts: Effect.sync(() => [...aborts]),
+      awaitClientAborts: (count = 1) =>
+        Effect.async<void>((resume) => {
+          const check = () => {
+            if (aborts.length < count) return false
+            waiters.delete(check)
+            resume(Effect.void)
+            return true
+          }
+          if (check()) return
+          waiters.add(check)
+          return Effect.sync(() => void waiters.delete(check))
+        }),
       awaitRequests: (count) =>
         Effect.async<void>((resume) => {
           const check = () => {

@@ -1,2 +1,2 @@
-/** An in-process vendor-d upstream (protocol "long-running") for integration tests. */
+/** An in-process vendor-d upstream (protocols "long-running" and "generate-content") for tests and benchmarks. */
 export * as Emulator from "./Emulator.js"

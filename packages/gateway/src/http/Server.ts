@@ -29,6 +29,7 @@ export type Services =
   | Effect.Effect.Context<typeof System.media>
   | Effect.Effect.Context<typeof System.readyz>
   | Effect.Effect.Context<typeof Docs.page>
+  | Chat.Services
   | Responses.Services
 
 /** The router for a list of entries. */
