@@ -13,7 +13,7 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Errors, ModelEntry, Responses, TaskInfo } from "@genway/core"
+import { Chat, Errors, ModelEntry, Responses, TaskInfo } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 
@@ -111,11 +111,9 @@ const TaskCreated = TaskInfo.TaskCreated.annotations(HttpApiSchema.annotations({
 const VideoTaskResult = TaskInfo.VideoTaskResult.annotations({ identifier: "VideoTaskResult" })
 const ImageTaskResult = TaskInfo.ImageTaskResult.annotations({ identifier: "ImageTaskResult" })
 
-// The chat completion and model response shapes belong to core's wire schemas; until core
-// exports them the contract declares an open object, which any JSON answer decodes into.
-const ChatCompletion = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+const ChatCompletion = Chat.ChatCompletion.annotations({
   identifier: "ChatCompletion",
-  description: "SPEC.md §2.4 chat completion; with `stream: true`, server-sent events of §2.5 chunks"
+  description: "SPEC.md §2.4 chat completion; with `stream: true`, server-sent events of §2.5 chunks ending with `data: [DONE]`"
 })
 const ModelResponse = Responses.ResponseObject.annotations({
   identifier: "ModelResponse",
