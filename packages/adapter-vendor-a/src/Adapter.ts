@@ -4,13 +4,13 @@
  * (E2) is not a task protocol: it lives in `Responses.ts`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import { VendorAdapter } from "@genway/core"
+import { Protocols, VendorConfig } from "@genway/adapter-kit"
+import type { VendorAdapter } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Config from "./Config.js"
 import * as Http from "./internal/http.js"
-import type { TaskProtocol } from "./internal/protocol.js"
 import * as Videos from "./internal/videos.js"
 
 /** Time limit of each exchange kind (`submit`, `poll`, `download`: until the answer's headers). */
@@ -32,28 +32,13 @@ export const make = (
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const upstream = Http.make(config, client, { ...Http.defaultTimeouts, ...options.timeouts })
-    const protocols: Readonly<Record<string, TaskProtocol>> = {
-      videos: Videos.make(upstream)
-    }
-
-    const route = <A>(
-      task: VendorAdapter.UpstreamTask,
-      use: (protocol: TaskProtocol) => Effect.Effect<A, VendorAdapter.AdapterError>
-    ): Effect.Effect<A, VendorAdapter.AdapterError> => {
-      const name = task.entry.upstream.protocol
-      const effect = Object.hasOwn(protocols, name)
-        ? use(protocols[name]!)
-        : Effect.logError("vendor-a: the entry names a protocol this adapter does not serve as a task").pipe(
-          Effect.zipRight(Effect.fail(Http.rejected(3001, `vendor-a does not serve protocol "${name}" as a task`)))
-        )
-      return effect.pipe(Effect.annotateLogs({ vendor: "vendor-a", taskId: task.taskId, protocol: name }))
-    }
+    const routed = Protocols.route("vendor-a", { videos: Videos.make(upstream) }, { rejected: Http.rejected })
 
     const adapter: VendorAdapter.VendorAdapter = {
       vendor: "vendor-a",
       mode: "live",
-      submit: (task) => route(task, (p) => p.submit(task)),
-      poll: (task) => route(task, (p) => p.poll(task)),
+      submit: routed.submit,
+      poll: routed.poll,
       download: (source) => upstream.download(source).pipe(Effect.annotateLogs({ vendor: "vendor-a" }))
     }
     return adapter
@@ -63,10 +48,4 @@ export const make = (
 export const fromConfig = (
   options: AdapterOptions = {}
 ): Effect.Effect<Option.Option<VendorAdapter.VendorAdapter>, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  Effect.flatMap(
-    Config.config,
-    Option.match({
-      onNone: () => Effect.succeed(Option.none()),
-      onSome: (config) => Effect.map(make(config, options), Option.some)
-    })
-  )
+  VendorConfig.whenSet(Config.config, (config) => make(config, options))

@@ -6,8 +6,9 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import type { Responses as CoreResponses } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
+import { VendorConfig } from "@genway/adapter-kit"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Config from "./Config.js"
 import * as Protocol from "./internal/responses.js"
 
@@ -33,10 +34,4 @@ export const make = (
 export const fromConfig = (
   options: ResponsesOptions = {}
 ): Effect.Effect<Option.Option<CoreResponses.ResponsesUpstream>, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  Effect.flatMap(
-    Config.config,
-    Option.match({
-      onNone: () => Effect.succeed(Option.none()),
-      onSome: (config) => Effect.map(make(config, options), Option.some)
-    })
-  )
+  VendorConfig.whenSet(Config.config, (config) => make(config, options))

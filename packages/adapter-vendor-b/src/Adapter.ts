@@ -8,10 +8,10 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
+import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
 import { Media, type ModelEntry, type TaskInfo, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
-import * as Http from "./internal/http.js"
 
 const vendor = "vendor-b"
 
@@ -116,7 +116,7 @@ const describe = (code: string | undefined, message: string | undefined, fallbac
 const taskFailure = (output: Record<string, unknown>): TaskInfo.TaskError => {
   const code = Http.stringAt(output, "code")
   const message = Http.stringAt(output, "message")
-  return Http.taskError(
+  return Outcome.taskError(
     code !== undefined && invalidRequestCode.test(code) ? 400 : 3001,
     describe(code, message, "vendor-b reported the task as failed")
   )
@@ -132,16 +132,11 @@ const httpFailure = (
     const code = Http.stringAt(body, "code")
     const message = Http.stringAt(body, "message")
     if (Http.isTransientStatus(answer.status)) {
-      return Effect.fail(
-        new VendorAdapter.Retryable({
-          reason: `${vendor} answered HTTP ${answer.status}${code !== undefined ? ` ${code}` : ""}`,
-          ...(after !== undefined ? { retryAfter: after } : {})
-        })
-      )
+      return Effect.fail(Outcome.retryable(`${vendor} answered HTTP ${answer.status}${code !== undefined ? ` ${code}` : ""}`, after))
     }
     const status = answer.status
     if (phase === "submit" && (status === 400 || status === 413) && code !== "Arrearage") {
-      return Effect.fail(Http.rejected(400, describe(code, message, `${vendor} rejected the request`)))
+      return Effect.fail(Outcome.rejected(400, describe(code, message, `${vendor} rejected the request`)))
     }
     const why = status === 401 || status === 403
       ? `${vendor} refused the gateway's credentials for this model`
@@ -150,7 +145,7 @@ const httpFailure = (
       : status === 404
       ? `${vendor} does not know this ${phase === "submit" ? "model or endpoint" : "task"}`
       : describe(code, message, `${vendor} refused the request`)
-    return Effect.fail(Http.rejected(3001, `${why} (HTTP ${status}).`))
+    return Effect.fail(Outcome.rejected(3001, `${why} (HTTP ${status}).`))
   })
 
 const resultMedia = (output: Record<string, unknown>): ReadonlyArray<VendorAdapter.MediaSource> => {
@@ -183,7 +178,6 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
   Effect.gen(function*() {
     // Vendors need no trace headers of ours.
     const client = HttpClient.withTracerPropagation(yield* HttpClient.HttpClient, false)
-    const downloads = Http.downloadClient(client)
     const timeout = config.timeout ?? "30 seconds"
     const authed = (request: HttpClientRequest.HttpClientRequest) =>
       request.pipe(HttpClientRequest.bearerToken(config.apiKey), HttpClientRequest.acceptJson)
@@ -192,7 +186,7 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
       Effect.gen(function*() {
         const operation = operations[task.entry.upstream.operation]
         if (task.entry.upstream.protocol !== protocol || operation === undefined) {
-          return yield* Http.rejected(
+          return yield* Outcome.rejected(
             3001,
             `The model ${task.entry.model} is misconfigured: vendor-b has no operation "${task.entry.upstream.operation}".`
           )
@@ -202,14 +196,8 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
           HttpClientRequest.setHeader("X-DashScope-Async", "enable"),
           HttpClientRequest.bodyUnsafeJson(toUpstreamBody(task.entry, task.body, task.upstreamModel))
         )
-        const answer = yield* Http.exchange(client, request, timeout).pipe(
-          Effect.mapError((e) =>
-            e.sent
-              ? new VendorAdapter.OutcomeUnknown({ reason: `${vendor} submit: ${e.reason}` })
-              : new VendorAdapter.Retryable({ reason: `${vendor} submit: ${e.reason}` })
-          )
-        )
-        if (answer.status < 200 || answer.status >= 300) return yield* httpFailure(answer, "submit")
+        const answer = yield* Http.exchange(client, request, timeout).pipe(Effect.mapError(Http.lost({ vendor, phase: "submit" })))
+        if (!Http.isOk(answer.status)) return yield* httpFailure(answer, "submit")
         const output = Http.parseObject(answer.text)?.["output"]
         const taskId = Http.stringAt(output, "task_id")
         if (taskId === undefined || taskId === "") {
@@ -226,14 +214,12 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
     ): Effect.Effect<VendorAdapter.PollOutcome, VendorAdapter.AdapterError> =>
       Effect.gen(function*() {
         const request = authed(HttpClientRequest.get(`${config.baseUrl}/tasks/${encodeURIComponent(task.upstreamRef)}`))
-        const answer = yield* Http.exchange(client, request, timeout).pipe(
-          Effect.mapError((e) => new VendorAdapter.Retryable({ reason: `${vendor} poll: ${e.reason}` }))
-        )
-        if (answer.status < 200 || answer.status >= 300) return yield* httpFailure(answer, "poll")
+        const answer = yield* Http.exchange(client, request, timeout).pipe(Effect.mapError(Http.lost({ vendor, phase: "poll" })))
+        if (!Http.isOk(answer.status)) return yield* httpFailure(answer, "poll")
         const output = Http.parseObject(answer.text)?.["output"]
         const status = Http.stringAt(output, "task_status")
         if (!Http.isRecord(output) || status === undefined) {
-          return yield* new VendorAdapter.Retryable({ reason: `${vendor} poll: unreadable answer (HTTP ${answer.status})` })
+          return yield* Outcome.retryable(`${vendor} poll: unreadable answer (HTTP ${answer.status})`)
         }
         const meaning = states[status]
         switch (meaning?._tag) {
@@ -243,17 +229,14 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
             const media = resultMedia(output)
             return media.length > 0
               ? { _tag: "Completed", media }
-              : { _tag: "Failed", error: Http.taskError(3001, "vendor-b reported success without any result.") }
+              : { _tag: "Failed", error: Outcome.taskError(3001, "vendor-b reported success without any result.") }
           }
           case "Failed":
             return { _tag: "Failed", error: taskFailure(output) }
           case "Gone":
-            return { _tag: "Failed", error: Http.taskError(3001, meaning.detail) }
+            return { _tag: "Failed", error: Outcome.taskError(3001, meaning.detail) }
           case undefined:
-            yield* Effect.logWarning("vendor-b reported an unknown task state; keeping the task running").pipe(
-              Effect.annotateLogs({ vendor, taskId: task.taskId, state: status })
-            )
-            return { _tag: "Running", status: "processing" }
+            return yield* Outcome.unknownState(vendor, task.taskId, status)
         }
       })
 
@@ -262,7 +245,7 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
       mode: "live",
       submit,
       poll,
-      download: (source) => Http.download(downloads, source, timeout, vendor)
+      download: (source) => Http.download(client, source, { vendor, timeout })
     } satisfies VendorAdapter.VendorAdapter
   })
 
@@ -271,11 +254,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> =>
-  Effect.flatMap(
-    Config.config,
-    Option.match({
-      onNone: () => Effect.succeed(Option.none()),
-      onSome: (config) => Effect.map(make(config), Option.some)
-    })
-  )
+> => VendorConfig.whenSet(Config.config, make)

@@ -2,11 +2,11 @@
  * vendor-b's deployment configuration from the environment (DESIGN.md §3): `VENDOR_B_BASE_URL`
  * (the regional `…/api/v1` base) and `VENDOR_B_API_KEY`. Both unset: the vendor is sandboxed.
  */
-import * as Config from "effect/Config"
+import { VendorConfig } from "@genway/adapter-kit"
+import type * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import { optionalGroup } from "./internal/config.js"
 
 /** What the live vendor-b adapter needs. */
 export interface VendorBConfig {
@@ -18,8 +18,7 @@ export interface VendorBConfig {
 }
 
 /** `None` when no variable is set; a `ConfigError` naming the variable when only some are, or the URL is malformed. */
-export const config: Config.Config<Option.Option<VendorBConfig>> = optionalGroup("VENDOR_B_BASE_URL", [
-  "VENDOR_B_API_KEY"
-]).pipe(
-  Config.map(Option.map((group): VendorBConfig => ({ baseUrl: group.baseUrl, apiKey: group.secrets.VENDOR_B_API_KEY })))
-)
+export const config: Config.Config<Option.Option<VendorBConfig>> = VendorConfig.allOrNone({
+  baseUrl: "VENDOR_B_BASE_URL",
+  secrets: { apiKey: "VENDOR_B_API_KEY" }
+})

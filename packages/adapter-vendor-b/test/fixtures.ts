@@ -1,6 +1,6 @@
 /** Test entries and tasks for vendor-b (the registry's real entries are not a dependency). */
+import { Fixtures } from "@genway/adapter-kit/testing"
 import type { Media, ModelEntry, VendorAdapter } from "@genway/core"
-import * as Schema from "effect/Schema"
 
 const frame = (field: string): Media.ImageRule => ({
   field,
@@ -9,27 +9,8 @@ const frame = (field: string): Media.ImageRule => ({
   maxBytes: 10_000_000
 })
 
-const base = (model: string, upstream: ModelEntry.UpstreamMapping, extra: Partial<ModelEntry.ModelEntry> = {}): ModelEntry.ModelEntry => ({
-  id: `vendor-b/${model}`,
-  vendor: "vendor-b",
-  kind: "task",
-  model,
-  endpoints: [],
-  summary: "test entry",
-  path: `/vendors/vendor-b/v1/${model}/generation`,
-  request: Schema.Unknown,
-  rules: [],
-  images: [],
-  result: "videos",
-  upstream,
-  poll: { initial: "1 second", every: ["1 second", "2 seconds"], deadline: "10 minutes" },
-  retention: null,
-  mirror: true,
-  stage: "preview",
-  createIncludesStatus: false,
-  maxBodyBytes: 1_000_000,
-  ...extra
-})
+const base = (model: string, upstream: ModelEntry.UpstreamMapping, extra: Partial<ModelEntry.ModelEntry> = {}): ModelEntry.ModelEntry =>
+  Fixtures.taskEntry({ vendor: "vendor-b", model, upstream, stage: "preview", createIncludesStatus: false, ...extra })
 
 /** E4-like text-to-video. */
 export const t2v = base("vid2.5-t2v-preview", {
@@ -68,17 +49,9 @@ export const t2i = base("vid2.6-t2i", {
   parameters: ["size", "n", "negative_prompt", "prompt_extend", "seed"]
 }, { result: "images" })
 
-let counter = 0
-
 /** A task for `entry` with `body`, a fresh gateway id. */
 export const task = (
   entry: ModelEntry.ModelEntry,
   body: Record<string, unknown>,
   upstreamModel = `upstream-${entry.model}`
-): VendorAdapter.UpstreamTask => ({
-  taskId: `00000000-0000-4000-8000-${String(++counter).padStart(12, "0")}`,
-  entry,
-  body,
-  upstreamModel,
-  hints: {}
-})
+): VendorAdapter.UpstreamTask => Fixtures.upstreamTask(entry, body, upstreamModel)

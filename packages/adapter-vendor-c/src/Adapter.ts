@@ -11,12 +11,12 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
 import { type ModelEntry, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
-import * as Http from "./internal/http.js"
 import * as Jwt from "./internal/jwt.js"
 
 const vendor = "vendor-c"
@@ -121,7 +121,6 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
   Effect.gen(function*() {
     // Vendors need no trace headers of ours.
     const client = HttpClient.withTracerPropagation(yield* HttpClient.HttpClient, false)
-    const downloads = Http.downloadClient(client)
     const timeout = config.timeout ?? "30 seconds"
     const cached = yield* Ref.make<{ readonly token: string; readonly exp: number } | undefined>(undefined)
     // Consecutive throttling answers (the limits are per account, so the count is too).
@@ -170,13 +169,13 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
         if (status === 429 || inRange(code, 1100, 1102) || inRange(code, 1302, 1303) || inRange(code, 1003, 1004)) {
           const hint = yield* backOff
           const retryAfter = after !== undefined && Duration.greaterThan(after, hint) ? after : hint
-          return yield* new VendorAdapter.Retryable({ reason: label, retryAfter })
+          return yield* Outcome.retryable(label, retryAfter)
         }
         if (Http.isTransientStatus(status) || inRange(code, 5000, 5002)) {
-          return yield* new VendorAdapter.Retryable({ reason: label, ...(after !== undefined ? { retryAfter: after } : {}) })
+          return yield* Outcome.retryable(label, after)
         }
         if (inRange(code, 1200, 1201) || inRange(code, 1300, 1301) || (code === undefined && status === 400)) {
-          return yield* Http.rejected(phase === "submit" ? 400 : 3001, describe(env, `${vendor} rejected the request`))
+          return yield* Outcome.rejected(phase === "submit" ? 400 : 3001, describe(env, `${vendor} rejected the request`))
         }
         const why = inRange(code, 1000, 1002) || status === 401
           ? `${vendor} refused the gateway's credentials`
@@ -185,14 +184,14 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
           : code === 1203 || status === 404
           ? `${vendor} does not know this ${phase === "submit" ? "model" : "task"}`
           : describe(env, `${vendor} refused the request`)
-        return yield* Http.rejected(3001, `${why} (HTTP ${status}${code !== undefined ? `, code ${code}` : ""}).`)
+        return yield* Outcome.rejected(3001, `${why} (HTTP ${status}${code !== undefined ? `, code ${code}` : ""}).`)
       })
 
     const kindOf = (task: VendorAdapter.UpstreamTask) =>
       task.entry.upstream.protocol === protocol ? operations[task.entry.upstream.operation] : undefined
 
     const misconfigured = (task: VendorAdapter.UpstreamTask) =>
-      Http.rejected(3001, `The model ${task.entry.model} is misconfigured: vendor-c has no operation "${task.entry.upstream.operation}".`)
+      Outcome.rejected(3001, `The model ${task.entry.model} is misconfigured: vendor-c has no operation "${task.entry.upstream.operation}".`)
 
     const accepted = (kind: Kind, data: unknown): VendorAdapter.Submitted | undefined => {
       const taskId = Http.stringAt(data, "task_id")
@@ -206,14 +205,10 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
         if (kind === undefined) return yield* misconfigured(task)
         const body = toUpstreamBody(task.entry, task.body, task.upstreamModel, task.taskId)
         const answer = yield* send((url) => HttpClientRequest.post(url).pipe(HttpClientRequest.bodyUnsafeJson(body)), `/v1/videos/${kind}`).pipe(
-          Effect.mapError((e) =>
-            e.sent
-              ? new VendorAdapter.OutcomeUnknown({ reason: `${vendor} submit: ${e.reason}` })
-              : new VendorAdapter.Retryable({ reason: `${vendor} submit: ${e.reason}` })
-          )
+          Effect.mapError(Http.lost({ vendor, phase: "submit" }))
         )
         const env = envelope(answer.text)
-        const ok = answer.status >= 200 && answer.status < 300
+        const ok = Http.isOk(answer.status)
         // A 2xx that is not a readable error may hide an accepted task.
         if (ok && (env === undefined || env.code === undefined || env.code === 0)) {
           const submitted = env?.code === 0 ? accepted(kind, env.data) : undefined
@@ -231,21 +226,21 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
         const kind = kindOf(task)
         if (kind === undefined) return yield* misconfigured(task)
         const answer = yield* send(HttpClientRequest.get, `/v1/videos/${kind}/${encodeURIComponent(task.taskId)}`).pipe(
-          Effect.mapError((e) => new VendorAdapter.Retryable({ reason: `${vendor} reconcile: ${e.reason}` }))
+          Effect.mapError(Http.lost({ vendor, phase: "reconcile" }))
         )
         const env = envelope(answer.text)
         if (answer.status === 404 || env?.code === 1203) return undefined
-        if (answer.status >= 200 && answer.status < 300 && env?.code === 0) {
+        if (Http.isOk(answer.status) && env?.code === 0) {
           yield* settled
           if (env.data === null || env.data === undefined) return undefined
           const found = accepted(kind, env.data)
           if (found === undefined) {
-            return yield* new VendorAdapter.Retryable({ reason: `${vendor} reconcile: answer without a readable task id` })
+            return yield* Outcome.retryable(`${vendor} reconcile: answer without a readable task id`)
           }
           return found
         }
         if (env === undefined) {
-          return yield* new VendorAdapter.Retryable({ reason: `${vendor} reconcile: unreadable answer (HTTP ${answer.status})` })
+          return yield* Outcome.retryable(`${vendor} reconcile: unreadable answer (HTTP ${answer.status})`)
         }
         return yield* failure(answer, env, "poll")
       })
@@ -255,20 +250,20 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
     ): Effect.Effect<VendorAdapter.PollOutcome, VendorAdapter.AdapterError> =>
       Effect.gen(function*() {
         const ref = fromRef(task.upstreamRef)
-        if (ref === undefined) return yield* Http.rejected(3001, "The task's vendor-c reference is unreadable.")
+        if (ref === undefined) return yield* Outcome.rejected(3001, "The task's vendor-c reference is unreadable.")
         const answer = yield* send(HttpClientRequest.get, `/v1/videos/${ref.kind}/${encodeURIComponent(ref.taskId)}`).pipe(
-          Effect.mapError((e) => new VendorAdapter.Retryable({ reason: `${vendor} poll: ${e.reason}` }))
+          Effect.mapError(Http.lost({ vendor, phase: "poll" }))
         )
         const env = envelope(answer.text)
         const status = Http.stringAt(env?.data, "task_status")
-        if (answer.status < 200 || answer.status >= 300 || (env !== undefined && env.code !== 0)) {
+        if (!Http.isOk(answer.status) || (env !== undefined && env.code !== 0)) {
           if (env === undefined) {
-            return yield* new VendorAdapter.Retryable({ reason: `${vendor} poll: unreadable answer (HTTP ${answer.status})` })
+            return yield* Outcome.retryable(`${vendor} poll: unreadable answer (HTTP ${answer.status})`)
           }
           return yield* failure(answer, env, "poll")
         }
         if (env === undefined || status === undefined) {
-          return yield* new VendorAdapter.Retryable({ reason: `${vendor} poll: unreadable answer (HTTP ${answer.status})` })
+          return yield* Outcome.retryable(`${vendor} poll: unreadable answer (HTTP ${answer.status})`)
         }
         yield* settled
         const data = env.data as Record<string, unknown>
@@ -286,20 +281,17 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
               .map((url): VendorAdapter.MediaSource => ({ _tag: "Url", url }))
             return media.length > 0
               ? { _tag: "Completed", media }
-              : { _tag: "Failed", error: Http.taskError(3001, "vendor-c reported success without any video.") }
+              : { _tag: "Failed", error: Outcome.taskError(3001, "vendor-c reported success without any video.") }
           }
           case "failed": {
             const message = Http.stringAt(data, "task_status_msg")
             return {
               _tag: "Failed",
-              error: Http.taskError(3001, message !== undefined && message !== "" ? message : "vendor-c reported the task as failed.")
+              error: Outcome.taskError(3001, message !== undefined && message !== "" ? message : "vendor-c reported the task as failed.")
             }
           }
           case undefined:
-            yield* Effect.logWarning("vendor-c reported an unknown task state; keeping the task running").pipe(
-              Effect.annotateLogs({ vendor, taskId: task.taskId, state: status })
-            )
-            return { _tag: "Running", status: "processing" }
+            return yield* Outcome.unknownState(vendor, task.taskId, status)
         }
       })
 
@@ -309,7 +301,7 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
       submit,
       reconcile,
       poll,
-      download: (source) => Http.download(downloads, source, timeout, vendor)
+      download: (source) => Http.download(client, source, { vendor, timeout })
     } satisfies VendorAdapter.VendorAdapter
   })
 
@@ -318,11 +310,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> =>
-  Effect.flatMap(
-    Config.config,
-    Option.match({
-      onNone: () => Effect.succeed(Option.none()),
-      onSome: (config) => Effect.map(make(config), Option.some)
-    })
-  )
+> => VendorConfig.whenSet(Config.config, make)

@@ -3,11 +3,11 @@
  * `VENDOR_C_ACCESS_KEY` and `VENDOR_C_SECRET_KEY` (the adapter signs its own short-lived tokens
  * with them). All unset: the vendor is sandboxed.
  */
-import * as Config from "effect/Config"
+import { VendorConfig } from "@genway/adapter-kit"
+import type * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import { optionalGroup } from "./internal/config.js"
 
 /** What the live vendor-c adapter needs. */
 export interface VendorCConfig {
@@ -22,13 +22,7 @@ export interface VendorCConfig {
 }
 
 /** `None` when no variable is set; a `ConfigError` naming the variable when only some are, or the URL is malformed. */
-export const config: Config.Config<Option.Option<VendorCConfig>> = optionalGroup("VENDOR_C_BASE_URL", [
-  "VENDOR_C_ACCESS_KEY",
-  "VENDOR_C_SECRET_KEY"
-]).pipe(
-  Config.map(Option.map((group): VendorCConfig => ({
-    baseUrl: group.baseUrl,
-    accessKey: group.secrets.VENDOR_C_ACCESS_KEY,
-    secretKey: group.secrets.VENDOR_C_SECRET_KEY
-  })))
-)
+export const config: Config.Config<Option.Option<VendorCConfig>> = VendorConfig.allOrNone({
+  baseUrl: "VENDOR_C_BASE_URL",
+  secrets: { accessKey: "VENDOR_C_ACCESS_KEY", secretKey: "VENDOR_C_SECRET_KEY" }
+})

@@ -3,10 +3,11 @@
  * the gateway's chat completions surface calls synchronously, streaming or not.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import { VendorConfig } from "@genway/adapter-kit"
 import type { Chat } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Config from "./Config.js"
 import * as GenerateContent from "./internal/generateContent.js"
 import * as Http from "./internal/http.js"
@@ -44,10 +45,4 @@ export const make = (
 export const fromConfig = (
   options: ChatOptions = {}
 ): Effect.Effect<Option.Option<Chat.ChatUpstream>, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  Effect.flatMap(
-    Config.config,
-    Option.match({
-      onNone: () => Effect.succeed(Option.none()),
-      onSome: (config) => Effect.map(make(config, options), Option.some)
-    })
-  )
+  VendorConfig.whenSet(Config.config, (config) => make(config, options))

@@ -9,10 +9,10 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
+import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
 import { type ModelEntry, TaskInfo, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
-import * as Http from "./internal/http.js"
 
 const vendor = "vendor-e"
 
@@ -86,14 +86,7 @@ const httpFailure = (
 ): Effect.Effect<never, VendorAdapter.Retryable | VendorAdapter.Rejected> =>
   Effect.flatMap(Http.retryAfter(answer.headers), (after): Effect.Effect<never, VendorAdapter.Retryable | VendorAdapter.Rejected> => {
     const status = answer.status
-    if (Http.isTransientStatus(status)) {
-      return Effect.fail(
-        new VendorAdapter.Retryable({
-          reason: `${vendor} answered HTTP ${status}`,
-          ...(after !== undefined ? { retryAfter: after } : {})
-        })
-      )
-    }
+    if (Http.isTransientStatus(status)) return Effect.fail(Outcome.retryable(`${vendor} answered HTTP ${status}`, after))
     const envelope = errorEnvelope(answer.text)
     const detail = envelope?.detail !== undefined && envelope.detail !== "" ? envelope.detail : undefined
     if (phase === "submit" && [400, 409, 413, 415, 422].includes(status)) {
@@ -101,7 +94,7 @@ const httpFailure = (
         new VendorAdapter.Rejected({
           error: new TaskInfo.TaskError({
             code: 400,
-            title: envelope?.title ?? Http.titles[400],
+            title: envelope?.title ?? Outcome.titles[400],
             detail: detail ?? `${vendor} rejected the request (HTTP ${status}).`
           })
         })
@@ -116,7 +109,7 @@ const httpFailure = (
       : status === 404
       ? `${vendor} does not know this ${phase === "submit" ? "model" : "task"}`
       : detail ?? `${vendor} refused the request`
-    return Effect.fail(Http.rejected(3001, `${why} (HTTP ${status}).`))
+    return Effect.fail(Outcome.rejected(3001, `${why} (HTTP ${status}).`))
   })
 
 /** Builds the live vendor-e adapter. The `HttpClient` is the gateway's (Node or fetch). */
@@ -124,7 +117,6 @@ export const make = (config: Config.VendorEConfig): Effect.Effect<VendorAdapter.
   Effect.gen(function*() {
     // Upstreams need no trace headers of ours.
     const client = HttpClient.withTracerPropagation(yield* HttpClient.HttpClient, false)
-    const downloads = Http.downloadClient(client)
     const timeout = config.timeout ?? "30 seconds"
     const authed = (request: HttpClientRequest.HttpClientRequest) =>
       request.pipe(HttpClientRequest.bearerToken(config.apiKey), HttpClientRequest.acceptJson)
@@ -132,21 +124,15 @@ export const make = (config: Config.VendorEConfig): Effect.Effect<VendorAdapter.
     const submit = (task: VendorAdapter.UpstreamTask): Effect.Effect<VendorAdapter.Submitted, VendorAdapter.AdapterError> =>
       Effect.gen(function*() {
         if (task.entry.upstream.protocol !== protocol) {
-          return yield* Http.rejected(3001, `The model ${task.entry.model} is misconfigured: vendor-e speaks only "${protocol}".`)
+          return yield* Outcome.rejected(3001, `The model ${task.entry.model} is misconfigured: vendor-e speaks only "${protocol}".`)
         }
         const path = upstreamPath(task.entry, task.upstreamModel)
         const request = HttpClientRequest.post(`${config.baseUrl}${path}`).pipe(
           authed,
           HttpClientRequest.bodyUnsafeJson(toUpstreamBody(task.entry, task.body))
         )
-        const answer = yield* Http.exchange(client, request, timeout).pipe(
-          Effect.mapError((e) =>
-            e.sent
-              ? new VendorAdapter.OutcomeUnknown({ reason: `${vendor} submit: ${e.reason}` })
-              : new VendorAdapter.Retryable({ reason: `${vendor} submit: ${e.reason}` })
-          )
-        )
-        if (answer.status < 200 || answer.status >= 300) return yield* httpFailure(answer, "submit")
+        const answer = yield* Http.exchange(client, request, timeout).pipe(Effect.mapError(Http.lost({ vendor, phase: "submit" })))
+        if (!Http.isOk(answer.status)) return yield* httpFailure(answer, "submit")
         const info = Http.parseObject(answer.text)?.["task_info"]
         const id = Http.stringAt(info, "id")
         if (id === undefined || id === "") {
@@ -163,16 +149,16 @@ export const make = (config: Config.VendorEConfig): Effect.Effect<VendorAdapter.
       task: VendorAdapter.UpstreamTask & { readonly upstreamRef: string }
     ): Effect.Effect<VendorAdapter.PollOutcome, VendorAdapter.AdapterError> =>
       Effect.gen(function*() {
-        if (!task.upstreamRef.startsWith("/")) return yield* Http.rejected(3001, "The task's vendor-e reference is unreadable.")
+        if (!task.upstreamRef.startsWith("/")) return yield* Outcome.rejected(3001, "The task's vendor-e reference is unreadable.")
         const answer = yield* Http.exchange(client, authed(HttpClientRequest.get(`${config.baseUrl}${task.upstreamRef}`)), timeout).pipe(
-          Effect.mapError((e) => new VendorAdapter.Retryable({ reason: `${vendor} poll: ${e.reason}` }))
+          Effect.mapError(Http.lost({ vendor, phase: "poll" }))
         )
-        if (answer.status < 200 || answer.status >= 300) return yield* httpFailure(answer, "poll")
+        if (!Http.isOk(answer.status)) return yield* httpFailure(answer, "poll")
         const body = Http.parseObject(answer.text)
         const info = body?.["task_info"]
         const status = Http.stringAt(info, "status")
         if (body === undefined || status === undefined) {
-          return yield* new VendorAdapter.Retryable({ reason: `${vendor} poll: unreadable answer (HTTP ${answer.status})` })
+          return yield* Outcome.retryable(`${vendor} poll: unreadable answer (HTTP ${answer.status})`)
         }
         switch (states[status]) {
           case "pending":
@@ -187,19 +173,16 @@ export const make = (config: Config.VendorEConfig): Effect.Effect<VendorAdapter.
               .map((url): VendorAdapter.MediaSource => ({ _tag: "Url", url }))
             return media.length > 0
               ? { _tag: "Completed", media }
-              : { _tag: "Failed", error: Http.taskError(3001, "vendor-e reported completion without any result.") }
+              : { _tag: "Failed", error: Outcome.taskError(3001, "vendor-e reported completion without any result.") }
           }
           case "failed":
             return {
               _tag: "Failed",
               error: upstreamTaskError(Http.isRecord(info) ? info["error"] : undefined) ??
-                Http.taskError(3001, "vendor-e reported the task as failed.")
+                Outcome.taskError(3001, "vendor-e reported the task as failed.")
             }
           case undefined:
-            yield* Effect.logWarning("vendor-e reported an unknown task state; keeping the task running").pipe(
-              Effect.annotateLogs({ vendor, taskId: task.taskId, state: status })
-            )
-            return { _tag: "Running", status: "processing" }
+            return yield* Outcome.unknownState(vendor, task.taskId, status)
         }
       })
 
@@ -208,7 +191,7 @@ export const make = (config: Config.VendorEConfig): Effect.Effect<VendorAdapter.
       mode: "live",
       submit,
       poll,
-      download: (source) => Http.download(downloads, source, timeout, vendor)
+      download: (source) => Http.download(client, source, { vendor, timeout })
     } satisfies VendorAdapter.VendorAdapter
   })
 
@@ -217,11 +200,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> =>
-  Effect.flatMap(
-    Config.config,
-    Option.match({
-      onNone: () => Effect.succeed(Option.none()),
-      onSome: (config) => Effect.map(make(config), Option.some)
-    })
-  )
+> => VendorConfig.whenSet(Config.config, make)

@@ -3,11 +3,11 @@
  * (the upstream's base, the one its `/vendors/…` paths hang from — another Genway works) and
  * `VENDOR_E_API_KEY`. Both unset: the vendor is sandboxed.
  */
-import * as Config from "effect/Config"
+import { VendorConfig } from "@genway/adapter-kit"
+import type * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import { optionalGroup } from "./internal/config.js"
 
 /** What the live vendor-e adapter needs. */
 export interface VendorEConfig {
@@ -19,8 +19,7 @@ export interface VendorEConfig {
 }
 
 /** `None` when no variable is set; a `ConfigError` naming the variable when only some are, or the URL is malformed. */
-export const config: Config.Config<Option.Option<VendorEConfig>> = optionalGroup("VENDOR_E_BASE_URL", [
-  "VENDOR_E_API_KEY"
-]).pipe(
-  Config.map(Option.map((group): VendorEConfig => ({ baseUrl: group.baseUrl, apiKey: group.secrets.VENDOR_E_API_KEY })))
-)
+export const config: Config.Config<Option.Option<VendorEConfig>> = VendorConfig.allOrNone({
+  baseUrl: "VENDOR_E_BASE_URL",
+  secrets: { apiKey: "VENDOR_E_API_KEY" }
+})

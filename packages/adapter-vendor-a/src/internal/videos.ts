@@ -7,8 +7,8 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Media, VendorAdapter } from "@genway/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { Protocols } from "@genway/adapter-kit"
 import { isOk, pollAfterOf, rejected, taskError, type Upstream } from "./http.js"
-import type { TaskProtocol } from "./protocol.js"
 
 // SPEC.md §4.8 defaults; sent explicitly because the vendor's own defaults differ.
 const DEFAULT_SECONDS = "8"
@@ -110,7 +110,7 @@ const failedError = (upstream: Upstream, error: typeof VideoObject.Type["error"]
 }
 
 /** The "videos" protocol over vendor-a's HTTP access. */
-export const make = (upstream: Upstream): TaskProtocol => {
+export const make = (upstream: Upstream): Protocols.TaskProtocol => {
   const videoUrl = (id: string) => `${upstream.baseUrl}/videos/${encodeURIComponent(id)}`
 
   const submit = (task: VendorAdapter.UpstreamTask) =>

@@ -8,11 +8,11 @@
  * assert exactly-once submission, and requests whose client left before the answer ended are
  * counted so a test can see a cancellation arrive.
  */
+import { Server } from "@genway/adapter-kit/testing"
 import { SampleMedia } from "@genway/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 
 /**
  * Which kind of request a fault applies to: video `submit`, `poll`, `download`; model
@@ -82,18 +82,10 @@ export interface EmulatorOptions {
 }
 
 /** A running emulator. */
-export interface Emulator {
+export interface Emulator extends Server.Controls<RequestKind, Fault, RecordedRequest> {
   /** The `{base}` to configure (`VENDOR_A_BASE_URL`). */
   readonly baseUrl: string
   readonly apiKey: string
-  /** Applies `fault` to the next `times` requests of `kind` (queued after earlier injections). */
-  readonly inject: (kind: RequestKind, fault: Fault, times?: number) => Effect.Effect<void>
-  /** Every request so far, oldest first. */
-  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
-  /** How many creates were accepted (videos created). */
-  readonly acceptedSubmits: Effect.Effect<number>
-  /** Waits until at least `count` requests have arrived. */
-  readonly awaitRequests: (count: number) => Effect.Effect<void>
   /** How many answers were cut short by a closed connection (the client left, or a `Drop`/`CutStream` fault). */
   readonly abortedRequests: Effect.Effect<number>
   /** Waits until at least `count` answers were cut short by a closed connection. */
@@ -209,23 +201,11 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     const completeOnRetrieve = Math.max(1, options.completeOnRetrieve ?? 2)
     const videos = new Map<string, Video>()
     const responses = new Map<string, StoredResponse>()
-    let aborted = 0
-    const abortWaiters = new Set<() => unknown>()
-    const log: Array<RecordedRequest> = []
-    const faults: Array<{ kind: RequestKind; fault: Fault; remaining: number }> = []
-    const waiters = new Set<() => unknown>()
-    const timers = new Set<NodeJS.Timeout>()
-    let accepted = 0
+    const recorder = new Server.Recorder<RequestKind, Fault, RecordedRequest>()
+    // Requests whose answer a closed connection cut short.
+    const aborted = new Server.Journal<http.IncomingMessage>()
+    const timers = new Server.Timers()
     let nextId = 1
-
-    const takeFault = (kind: RequestKind): Fault | undefined => {
-      const index = faults.findIndex((f) => f.kind === kind)
-      if (index < 0) return undefined
-      const entry = faults[index]!
-      entry.remaining -= 1
-      if (entry.remaining <= 0) faults.splice(index, 1)
-      return entry.fault
-    }
 
     const videoObject = (video: Video, status = video.status) => ({
       id: video.id,
@@ -298,7 +278,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         polls: 0
       }
       videos.set(video.id, video)
-      accepted += 1
+      recorder.accept()
       return videoReply(video)
     }
 
@@ -543,40 +523,24 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     }
 
     const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const chunks: Array<Buffer> = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      const raw = Buffer.concat(chunks)
-      const url = new URL(req.url ?? "/", "http://emulator")
-      const method = req.method ?? "GET"
+      const incoming = await Server.readIncoming(req)
+      const { method, url } = incoming
       const { id, kind } = route(method, url.pathname)
       const contentType = req.headers["content-type"] ?? ""
-      const form = await readForm(contentType, raw)
+      const form = await readForm(contentType, incoming.raw)
       const fields = form === undefined ? undefined : await fieldsOf(form)
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-      }
-      let body: unknown = undefined
-      if (form === undefined && raw.length > 0) {
-        const text = raw.toString("utf8")
-        try {
-          body = JSON.parse(text)
-        } catch {
-          body = text
-        }
-      }
-      log.push({
+      const body = form === undefined ? incoming.body : undefined
+      recorder.record({
         kind,
         method,
         path: url.pathname,
         query: Object.fromEntries(url.searchParams),
-        headers,
+        headers: incoming.headers,
         ...(body !== undefined ? { body } : {}),
         ...(fields !== undefined ? { fields } : {})
       })
-      for (const wake of [...waiters]) wake()
 
-      const fault = takeFault(kind)
+      const fault = recorder.take(kind)
       switch (fault?._tag) {
         case "RateLimited": {
           const headers: Record<string, string> = { "content-type": "application/json" }
@@ -614,21 +578,16 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         return send(res, { status: 200, headers: { "content-type": "application/json" }, body: "{\"id\": \"video_" })
       }
       if (fault?._tag === "Slow") {
-        const timer = setTimeout(() => {
-          timers.delete(timer)
+        return timers.after(fault.delayMs, () => {
           if (!res.destroyed) send(res, reply)
-        }, fault.delayMs)
-        timers.add(timer)
-        return
+        })
       }
       send(res, reply)
     }
 
     const server = http.createServer((req, res) => {
       res.on("close", () => {
-        if (res.writableEnded) return
-        aborted += 1
-        for (const wake of [...abortWaiters]) wake()
+        if (!res.writableEnded) aborted.add(req)
       })
       handle(req, res).catch(() => {
         if (!res.headersSent) send(res, vendorError(500, "Emulator error.", "server_error", null))
@@ -636,50 +595,14 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       })
     })
 
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          for (const timer of timers) clearTimeout(timer)
-          timers.clear()
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
+    const origin = yield* Server.listen(server, timers)
 
     const emulator: Emulator = {
-      baseUrl: `http://127.0.0.1:${port}${basePath}`,
+      baseUrl: `${origin}${basePath}`,
       apiKey,
-      inject: (kind, fault, times = 1) => Effect.sync(() => void faults.push({ kind, fault, remaining: times })),
-      requests: Effect.sync(() => [...log]),
-      acceptedSubmits: Effect.sync(() => accepted),
-      awaitRequests: (count) =>
-        Effect.async<void>((resume) => {
-          const check = () => {
-            if (log.length < count) return false
-            waiters.delete(check)
-            resume(Effect.void)
-            return true
-          }
-          if (check()) return
-          waiters.add(check)
-          return Effect.sync(() => void waiters.delete(check))
-        }),
-      abortedRequests: Effect.sync(() => aborted),
-      awaitAborted: (count) =>
-        Effect.async<void>((resume) => {
-          const check = () => {
-            if (aborted < count) return false
-            abortWaiters.delete(check)
-            resume(Effect.void)
-            return true
-          }
-          if (check()) return
-          abortWaiters.add(check)
-          return Effect.sync(() => void abortWaiters.delete(check))
-        }),
+      ...recorder.controls,
+      abortedRequests: aborted.size,
+      awaitAborted: aborted.awaitCount,
       forget: (id) => Effect.sync(() => void responses.delete(id)),
       storedResponses: Effect.sync(() => [...responses.keys()])
     }

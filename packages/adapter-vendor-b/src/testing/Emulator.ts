@@ -6,49 +6,39 @@
  * fault switches for the next N requests of a kind.
  */
 import { randomUUID } from "node:crypto"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { Http } from "@genway/adapter-kit"
+import { Server } from "@genway/adapter-kit/testing"
 import { SampleMedia } from "@genway/core"
-import { type LoggedRequest as Logged, Recorder, type Reply, serve } from "./internal/server.js"
 
 /** Which requests a fault applies to: task creation, task queries, or result media. */
 export type RequestKind = "submit" | "poll" | "download"
 
 /** A request as the emulator saw it. */
-export type LoggedRequest = Logged<RequestKind>
+export type LoggedRequest = Server.LoggedRequest<RequestKind>
 
 /** What the next request(s) of a kind get instead of (or on top of) a normal answer. */
 export type Fault =
+  /** `Slow`, `Drop` (optionally `afterAccept`) and `MalformedJson`, as every task emulator has them. */
+  | Server.TransportFault
   /** 429 `Throttling.RateQuota`, with `Retry-After` when `retryAfterSeconds` is given. */
   | { readonly _tag: "RateLimited"; readonly retryAfterSeconds?: number }
   /** 503 overload, with `Retry-After` when `retryAfterSeconds` is given. */
   | { readonly _tag: "Unavailable"; readonly retryAfterSeconds?: number }
   /** Any vendor error answer, e.g. 400 `DataInspectionFailed`. */
   | { readonly _tag: "HttpError"; readonly status: number; readonly code: string; readonly message: string }
-  /** The normal answer, after `delay` of real time. */
-  | { readonly _tag: "Slow"; readonly delay: Duration.DurationInput }
-  /** The connection is cut; with `afterAccept`, a submit is accepted (and counted) first. */
-  | { readonly _tag: "Drop"; readonly afterAccept?: boolean }
-  /** A 200 whose JSON is cut off; a submit is accepted (and counted) first. */
-  | { readonly _tag: "MalformedJson" }
   /** A poll reports this `task_status` (default: one no documentation lists). */
   | { readonly _tag: "ReportStatus"; readonly status?: string }
   /** The task (created by this submit, or polled now) ends `FAILED` with this `output.code`/`message`. */
   | { readonly _tag: "FailTask"; readonly code?: string; readonly message?: string }
 
-/** Emulator settings; every field has a default. */
-export interface EmulatorOptions {
+/** Emulator settings; every field has a default. Tasks report `PENDING`, `RUNNING`, then their final state. */
+export interface EmulatorOptions extends Server.TaskOptions {
   /** The accepted API key; default `"emulator-key"`. */
   readonly apiKey?: string
-  /** A task reports its final state on this poll (1-based); default 3 (`PENDING`, `RUNNING`, then final). */
-  readonly completeAfterPolls?: number
-  /** Alternatively or additionally, a task is final this long after its creation (Effect clock). */
-  readonly completeAfter?: Duration.DurationInput
   /** Image results as `output.choices[].message.content[].image` (default) or `output.results[].url`. */
   readonly imageResults?: "choices" | "results"
-  /** Hand out media URLs that answer with a redirect to the bytes. */
-  readonly redirectMedia?: boolean
 }
 
 /** A task the emulator holds. */
@@ -61,19 +51,11 @@ export interface EmulatedTask {
 }
 
 /** A running emulator. */
-export interface Emulator {
+export interface Emulator extends Server.Controls<RequestKind, Fault> {
   /** The `{base}` to configure the adapter with (`http://127.0.0.1:<port>/api/v1`). */
   readonly baseUrl: string
   readonly apiKey: string
-  /** Every request received, oldest first. */
-  readonly requests: Effect.Effect<ReadonlyArray<LoggedRequest>>
-  /** How many creates were accepted (a task was made), including ones whose answer was then lost. */
-  readonly acceptedSubmits: Effect.Effect<number>
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
-  /** Applies `fault` to the next `times` (default 1) requests of `kind`. */
-  readonly inject: (kind: RequestKind, fault: Fault, times?: number) => Effect.Effect<void>
-  /** Completes once at least `count` requests were received. */
-  readonly awaitRequests: (count: number) => Effect.Effect<void>
 }
 
 const createPaths: Readonly<Record<string, "video" | "image">> = {
@@ -94,11 +76,9 @@ interface Task {
   endedAt?: number
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
 const vendorTime = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace("Z", "")
 
-const error = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
+const error = (status: number, code: string, message: string, headers?: Record<string, string>): Server.Reply => ({
   _tag: "Json",
   status,
   body: { request_id: randomUUID(), code, message },
@@ -111,11 +91,9 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     const clock = yield* Effect.clock
     const now = () => clock.unsafeCurrentTimeMillis()
     const apiKey = options.apiKey ?? "emulator-key"
-    const completeAfterMs = options.completeAfter !== undefined ? Duration.toMillis(options.completeAfter) : undefined
-    const completeAfterPolls = options.completeAfterPolls ?? (completeAfterMs !== undefined ? Infinity : 3)
-    const recorder = new Recorder<RequestKind, Fault>()
+    const isDue = Server.isDue(options)
+    const recorder = new Server.Recorder<RequestKind, Fault>()
     const tasks = new Map<string, Task>()
-    let accepted = 0
     let origin = ""
 
     const classify = (method: string, path: string): RequestKind | "other" =>
@@ -129,26 +107,26 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
 
     const authorized = (request: LoggedRequest) => request.headers["authorization"] === `Bearer ${apiKey}`
 
-    const create = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+    const create = (request: LoggedRequest, fault: Fault | undefined): Server.Reply => {
       if (!authorized(request)) return error(401, "InvalidApiKey", "Invalid API-key provided.")
       if (request.headers["x-dashscope-async"] !== "enable") {
         return error(403, "AccessDenied", "current user api does not support synchronous calls")
       }
       const body = request.body
-      if (!isObject(body)) return error(400, "InvalidParameter", "The request body is not valid JSON.")
+      if (!Http.isRecord(body)) return error(400, "InvalidParameter", "The request body is not valid JSON.")
       if (typeof body["model"] !== "string" || body["model"] === "") {
         return error(400, "InvalidParameter", "Model not specified.")
       }
       const input = body["input"]
-      if (!isObject(input)) return error(400, "InvalidParameter", "Field required: input")
-      if (body["parameters"] !== undefined && !isObject(body["parameters"])) {
+      if (!Http.isRecord(input)) return error(400, "InvalidParameter", "Field required: input")
+      if (body["parameters"] !== undefined && !Http.isRecord(body["parameters"])) {
         return error(400, "InvalidParameter", "parameters must be an object")
       }
       const result = createPaths[request.path]!
       if (result === "image") {
         const messages = input["messages"]
-        const first = Array.isArray(messages) && isObject(messages[0]) ? messages[0]["content"] : undefined
-        if (!Array.isArray(first) || !first.some((part) => isObject(part) && typeof part["text"] === "string")) {
+        const first = Array.isArray(messages) && Http.isRecord(messages[0]) ? messages[0]["content"] : undefined
+        if (!Array.isArray(first) || !first.some((part) => Http.isRecord(part) && typeof part["text"] === "string")) {
           return error(400, "InvalidParameter", "Field required: input.messages[0].content[].text")
         }
       }
@@ -158,20 +136,20 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         task.failure = { code: fault.code ?? "InternalError.Algo", message: fault.message ?? "Algorithm process error." }
       }
       tasks.set(taskId, task)
-      accepted++
+      recorder.accept()
       return { _tag: "Json", status: 200, body: { request_id: randomUUID(), output: { task_id: taskId, task_status: "PENDING" } } }
     }
 
     const mediaUrls = (task: Task): ReadonlyArray<string> => {
       const prefix = options.redirectMedia === true ? "signed" : "media"
       if (task.result === "video") return [`${origin}/${prefix}/${task.taskId}/0.mp4?Expires=86400&Signature=emulated`]
-      const n = isObject(task.body["parameters"]) && typeof task.body["parameters"]["n"] === "number"
+      const n = Http.isRecord(task.body["parameters"]) && typeof task.body["parameters"]["n"] === "number"
         ? Math.min(4, Math.max(1, task.body["parameters"]["n"]))
         : 1
       return Array.from({ length: n }, (_, i) => `${origin}/${prefix}/${task.taskId}/${i}.png?Expires=86400&Signature=emulated`)
     }
 
-    const query = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+    const query = (request: LoggedRequest, fault: Fault | undefined): Server.Reply => {
       if (!authorized(request)) return error(401, "InvalidApiKey", "Invalid API-key provided.")
       const taskId = decodeURIComponent(request.path.slice("/api/v1/tasks/".length))
       const task = tasks.get(taskId)
@@ -184,9 +162,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         task.status = "FAILED"
       }
       if (task.status !== "SUCCEEDED" && task.status !== "FAILED") {
-        const due = task.polls >= completeAfterPolls ||
-          (completeAfterMs !== undefined && now() - task.createdAt >= completeAfterMs)
-        task.status = due ? (task.failure !== undefined ? "FAILED" : "SUCCEEDED") : task.polls === 1 ? "PENDING" : "RUNNING"
+        task.status = isDue(task, now()) ? (task.failure !== undefined ? "FAILED" : "SUCCEEDED") : task.polls === 1 ? "PENDING" : "RUNNING"
       }
       if ((task.status === "SUCCEEDED" || task.status === "FAILED") && task.endedAt === undefined) task.endedAt = now()
       const output: Record<string, unknown> = {
@@ -214,13 +190,13 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       return { _tag: "Json", status: 200, body: { request_id: randomUUID(), output, usage } }
     }
 
-    const media = (request: LoggedRequest): Reply => {
+    const media = (request: LoggedRequest): Server.Reply => {
       const match = /^\/(media|signed)\/([^/]+)\/(\d+)\.(mp4|png)$/.exec(request.path)
       const task = match !== null ? tasks.get(match[2]!) : undefined
       if (match === null || task === undefined) return { _tag: "Json", status: 404, body: { code: "NoSuchKey" } }
       if (match[1] === "signed") return { _tag: "Redirect", location: `${origin}/media/${match[2]}/${match[3]}.${match[4]}` }
       if (match[4] === "mp4") return { _tag: "Bytes", status: 200, bytes: SampleMedia.mp4(), contentType: "video/mp4" }
-      const size = isObject(task.body["parameters"]) ? task.body["parameters"]["size"] : undefined
+      const size = Http.isRecord(task.body["parameters"]) ? task.body["parameters"]["size"] : undefined
       const [w, h] = typeof size === "string" && /^\d+\*\d+$/.test(size) ? size.split("*").map(Number) : [64, 64]
       return {
         _tag: "Bytes",
@@ -230,44 +206,27 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       }
     }
 
-    const server = yield* serve<RequestKind>(recorder as Recorder<RequestKind, unknown>, classify, async (request) => {
-      const fault = recorder.take(request.kind)
-      switch (fault?._tag) {
-        case "RateLimited":
-          return error(429, "Throttling.RateQuota", "Requests rate limit exceeded, please try again later.", {
-            ...(fault.retryAfterSeconds !== undefined ? { "retry-after": String(fault.retryAfterSeconds) } : {})
-          })
-        case "Unavailable":
-          return error(503, "ServiceUnavailable", "The service is overloaded, please try again later.", {
-            ...(fault.retryAfterSeconds !== undefined ? { "retry-after": String(fault.retryAfterSeconds) } : {})
-          })
-        case "HttpError":
-          return error(fault.status, fault.code, fault.message)
-        case "Drop":
-          if (fault.afterAccept !== true) return { _tag: "Drop" }
-          break
-        case "Slow":
-          await server.wait(Duration.toMillis(fault.delay))
-          break
-      }
-      const reply = request.kind === "submit"
-        ? create(request, fault)
-        : request.kind === "poll"
-        ? query(request, fault)
-        : request.kind === "download"
-        ? media(request)
-        : error(404, "NotFound", "No such API.")
-      if (fault?._tag === "Drop") return { _tag: "Drop" }
-      if (fault?._tag === "MalformedJson") return { _tag: "Garbled" }
-      return reply
+    const server = yield* Server.emulate(recorder, {
+      classify,
+      refuse: (fault) => {
+        switch (fault._tag) {
+          case "RateLimited":
+            return error(429, "Throttling.RateQuota", "Requests rate limit exceeded, please try again later.", Server.retryAfterHeader(fault.retryAfterSeconds))
+          case "Unavailable":
+            return error(503, "ServiceUnavailable", "The service is overloaded, please try again later.", Server.retryAfterHeader(fault.retryAfterSeconds))
+          case "HttpError":
+            return error(fault.status, fault.code, fault.message)
+          default:
+            return undefined
+        }
+      },
+      answer: { submit: create, poll: query, download: media, other: () => error(404, "NotFound", "No such API.") }
     })
     origin = server.origin
 
     return {
       baseUrl: `${server.origin}/api/v1`,
       apiKey,
-      requests: Effect.sync(() => [...recorder.log]),
-      acceptedSubmits: Effect.sync(() => accepted),
       tasks: Effect.sync(() =>
         [...tasks.values()].map((t) => ({
           taskId: t.taskId,
@@ -277,7 +236,6 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           status: t.status
         }))
       ),
-      inject: (kind, fault, times = 1) => Effect.sync(() => recorder.inject(kind, fault, times)),
-      awaitRequests: (count) => recorder.awaitRequests(count)
+      ...recorder.controls
     }
   })

@@ -7,20 +7,22 @@
  * for the next N requests of a kind.
  */
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { Http } from "@genway/adapter-kit"
+import { Server } from "@genway/adapter-kit/testing"
 import { SampleMedia } from "@genway/core"
-import { type LoggedRequest as Logged, Recorder, type Reply, serve } from "./internal/server.js"
 
 /** Which requests a fault applies to: task creation, task queries, or result media. */
 export type RequestKind = "submit" | "poll" | "download"
 
 /** A request as the emulator saw it. */
-export type LoggedRequest = Logged<RequestKind>
+export type LoggedRequest = Server.LoggedRequest<RequestKind>
 
 /** What the next request(s) of a kind get instead of (or on top of) a normal answer. */
 export type Fault =
+  /** `Slow`, `Drop` (optionally `afterAccept`) and `MalformedJson`, as every task emulator has them. */
+  | Server.TransportFault
   /** 429 with `code` 1302 (rate, the default) or 1303 (concurrency); `Retry-After` when given. */
   | { readonly _tag: "RateLimited"; readonly code?: number; readonly retryAfterSeconds?: number }
   /** 503, code 5001. */
@@ -29,29 +31,17 @@ export type Fault =
   | { readonly _tag: "HttpError"; readonly status: number; readonly code: number; readonly message: string }
   /** 401 code 1004 whatever the token. */
   | { readonly _tag: "ExpiredToken" }
-  /** The normal answer, after `delay` of real time. */
-  | { readonly _tag: "Slow"; readonly delay: Duration.DurationInput }
-  /** The connection is cut; with `afterAccept`, a submit is accepted (and counted) first. */
-  | { readonly _tag: "Drop"; readonly afterAccept?: boolean }
-  /** A 200 whose JSON is cut off; a submit is accepted (and counted) first. */
-  | { readonly _tag: "MalformedJson" }
   /** A query reports this `task_status` (default: one no documentation lists). */
   | { readonly _tag: "ReportStatus"; readonly status?: string }
   /** The task (created by this submit, or queried now) ends `failed` with this `task_status_msg`. */
   | { readonly _tag: "FailTask"; readonly message?: string }
 
-/** Emulator settings; every field has a default. */
-export interface EmulatorOptions {
+/** Emulator settings; every field has a default. Tasks report `submitted`, `processing`, then their final state. */
+export interface EmulatorOptions extends Server.TaskOptions {
   readonly accessKey?: string
   readonly secretKey?: string
-  /** A task reports its final state on this query (1-based); default 3 (`submitted`, `processing`, then final). */
-  readonly completeAfterPolls?: number
-  /** Alternatively or additionally, a task is final this long after its creation (Effect clock). */
-  readonly completeAfter?: Duration.DurationInput
   /** Upstream model ids that exist; default: any. */
   readonly models?: ReadonlyArray<string>
-  /** Hand out media URLs that answer with a redirect to the bytes. */
-  readonly redirectMedia?: boolean
 }
 
 /** A task the emulator holds. */
@@ -65,20 +55,12 @@ export interface EmulatedTask {
 }
 
 /** A running emulator. */
-export interface Emulator {
+export interface Emulator extends Server.Controls<RequestKind, Fault> {
   /** The `{base}` to configure the adapter with (`http://127.0.0.1:<port>`). */
   readonly baseUrl: string
   readonly accessKey: string
   readonly secretKey: string
-  /** Every request received, oldest first. */
-  readonly requests: Effect.Effect<ReadonlyArray<LoggedRequest>>
-  /** How many creates were accepted (a task was made), including ones whose answer was then lost. */
-  readonly acceptedSubmits: Effect.Effect<number>
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
-  /** Applies `fault` to the next `times` (default 1) requests of `kind`. */
-  readonly inject: (kind: RequestKind, fault: Fault, times?: number) => Effect.Effect<void>
-  /** Completes once at least `count` requests were received. */
-  readonly awaitRequests: (count: number) => Effect.Effect<void>
 }
 
 interface Task {
@@ -93,9 +75,7 @@ interface Task {
   failure?: string
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
-const answer = (status: number, code: number, message: string, data?: unknown, headers?: Record<string, string>): Reply => ({
+const answer = (status: number, code: number, message: string, data?: unknown, headers?: Record<string, string>): Server.Reply => ({
   _tag: "Json",
   status,
   body: { code, message, request_id: randomUUID(), ...(data !== undefined ? { data } : {}) },
@@ -119,11 +99,9 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     const now = () => clock.unsafeCurrentTimeMillis()
     const accessKey = options.accessKey ?? "emulator-access-key"
     const secretKey = options.secretKey ?? "emulator-secret-key"
-    const completeAfterMs = options.completeAfter !== undefined ? Duration.toMillis(options.completeAfter) : undefined
-    const completeAfterPolls = options.completeAfterPolls ?? (completeAfterMs !== undefined ? Infinity : 3)
-    const recorder = new Recorder<RequestKind, Fault>()
+    const isDue = Server.isDue(options)
+    const recorder = new Server.Recorder<RequestKind, Fault>()
     const tasks = new Map<string, Task>()
-    let accepted = 0
     let origin = ""
 
     const classify = (method: string, path: string): RequestKind | "other" =>
@@ -136,14 +114,14 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         : "other"
 
     /** The auth error of a request, if any (401 codes 1000-1004). */
-    const authError = (request: LoggedRequest): Reply | undefined => {
+    const authError = (request: LoggedRequest): Server.Reply | undefined => {
       const header = request.headers["authorization"]
       if (header === undefined || !header.startsWith("Bearer ")) return answer(401, 1001, "Authorization is empty")
       const parts = header.slice("Bearer ".length).split(".")
       if (parts.length !== 3) return answer(401, 1002, "Authorization is invalid")
       const head = decodeSegment(parts[0])
       const claims = decodeSegment(parts[1])
-      if (!isObject(head) || head["alg"] !== "HS256" || head["typ"] !== "JWT" || !isObject(claims)) {
+      if (!Http.isRecord(head) || head["alg"] !== "HS256" || head["typ"] !== "JWT" || !Http.isRecord(claims)) {
         return answer(401, 1002, "Authorization is invalid")
       }
       const expected = createHmac("sha256", secretKey).update(`${parts[0]}.${parts[1]}`).digest()
@@ -158,12 +136,12 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       return undefined
     }
 
-    const create = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+    const create = (request: LoggedRequest, fault: Fault | undefined): Server.Reply => {
       const denied = authError(request)
       if (denied !== undefined) return denied
       const kind = request.path.endsWith("image2video") ? "image2video" : "text2video"
       const body = request.body
-      if (!isObject(body)) return invalid("request body must be a JSON object")
+      if (!Http.isRecord(body)) return invalid("request body must be a JSON object")
       if (typeof body["model_name"] !== "string" || body["model_name"] === "") return invalid("model_name is required")
       if (options.models !== undefined && !options.models.includes(body["model_name"])) {
         return answer(404, 1203, "model not found")
@@ -171,7 +149,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       if (body["duration"] !== undefined && body["duration"] !== "5" && body["duration"] !== "10") {
         return invalid('duration must be the string "5" or "10"')
       }
-      const masks = Array.isArray(body["dynamic_masks"]) ? body["dynamic_masks"].map((m) => isObject(m) ? m["mask"] : m) : []
+      const masks = Array.isArray(body["dynamic_masks"]) ? body["dynamic_masks"].map((m) => Http.isRecord(m) ? m["mask"] : m) : []
       for (const image of [body["image"], body["image_tail"], body["static_mask"], ...masks]) {
         if (typeof image === "string" && image.startsWith("data:")) {
           return invalid("images must be URLs or raw Base64 without a data-URL prefix")
@@ -198,7 +176,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       }
       if (fault?._tag === "FailTask") task.failure = fault.message ?? "Failure to pass the risk control system"
       tasks.set(task.taskId, task)
-      accepted++
+      recorder.accept()
       return answer(200, 0, "SUCCEED", {
         task_id: task.taskId,
         task_status: task.status,
@@ -207,7 +185,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       })
     }
 
-    const query = (request: LoggedRequest, fault: Fault | undefined): Reply => {
+    const query = (request: LoggedRequest, fault: Fault | undefined): Server.Reply => {
       const denied = authError(request)
       if (denied !== undefined) return denied
       const [, , , kind, rawId] = request.path.split("/")
@@ -221,9 +199,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         task.updatedAt = now()
       }
       if (task.status !== "succeed" && task.status !== "failed") {
-        const due = task.polls >= completeAfterPolls ||
-          (completeAfterMs !== undefined && now() - task.createdAt >= completeAfterMs)
-        const next = due ? (task.failure !== undefined ? "failed" : "succeed") : task.polls === 1 ? "submitted" : "processing"
+        const next = isDue(task, now()) ? (task.failure !== undefined ? "failed" : "succeed") : task.polls === 1 ? "submitted" : "processing"
         if (next !== task.status) task.updatedAt = now()
         task.status = next
       }
@@ -248,47 +224,33 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       return answer(200, 0, "SUCCEED", data)
     }
 
-    const media = (request: LoggedRequest): Reply => {
+    const media = (request: LoggedRequest): Server.Reply => {
       const match = /^\/(media|signed)\/([^/]+)\.mp4$/.exec(request.path)
       if (match === null || !tasks.has(match[2]!)) return { _tag: "Json", status: 404, body: { message: "not found" } }
       if (match[1] === "signed") return { _tag: "Redirect", location: `${origin}/media/${match[2]}.mp4` }
       return { _tag: "Bytes", status: 200, bytes: SampleMedia.mp4(), contentType: "video/mp4" }
     }
 
-    const retryAfter = (seconds: number | undefined) =>
-      seconds !== undefined ? { "retry-after": String(seconds) } : undefined
-
-    const server = yield* serve<RequestKind>(recorder as Recorder<RequestKind, unknown>, classify, async (request) => {
-      const fault = recorder.take(request.kind)
-      switch (fault?._tag) {
-        case "RateLimited": {
-          const code = fault.code ?? 1302
-          const message = code === 1303 ? "parallel task over resource pack limit" : "request rate limit exceeded"
-          return answer(429, code, message, undefined, retryAfter(fault.retryAfterSeconds))
+    const server = yield* Server.emulate(recorder, {
+      classify,
+      refuse: (fault) => {
+        switch (fault._tag) {
+          case "RateLimited": {
+            const code = fault.code ?? 1302
+            const message = code === 1303 ? "parallel task over resource pack limit" : "request rate limit exceeded"
+            return answer(429, code, message, undefined, Server.retryAfterHeader(fault.retryAfterSeconds))
+          }
+          case "Unavailable":
+            return answer(503, 5001, "server is temporarily unavailable", undefined, Server.retryAfterHeader(fault.retryAfterSeconds))
+          case "HttpError":
+            return answer(fault.status, fault.code, fault.message)
+          case "ExpiredToken":
+            return answer(401, 1004, "Authorization has expired")
+          default:
+            return undefined
         }
-        case "Unavailable":
-          return answer(503, 5001, "server is temporarily unavailable", undefined, retryAfter(fault.retryAfterSeconds))
-        case "HttpError":
-          return answer(fault.status, fault.code, fault.message)
-        case "ExpiredToken":
-          return answer(401, 1004, "Authorization has expired")
-        case "Drop":
-          if (fault.afterAccept !== true) return { _tag: "Drop" }
-          break
-        case "Slow":
-          await server.wait(Duration.toMillis(fault.delay))
-          break
-      }
-      const reply = request.kind === "submit"
-        ? create(request, fault)
-        : request.kind === "poll"
-        ? query(request, fault)
-        : request.kind === "download"
-        ? media(request)
-        : answer(404, 1202, "the requested method is invalid")
-      if (fault?._tag === "Drop") return { _tag: "Drop" }
-      if (fault?._tag === "MalformedJson") return { _tag: "Garbled" }
-      return reply
+      },
+      answer: { submit: create, poll: query, download: media, other: () => answer(404, 1202, "the requested method is invalid") }
     })
     origin = server.origin
 
@@ -296,8 +258,6 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       baseUrl: server.origin,
       accessKey,
       secretKey,
-      requests: Effect.sync(() => [...recorder.log]),
-      acceptedSubmits: Effect.sync(() => accepted),
       tasks: Effect.sync(() =>
         [...tasks.values()].map((t) => ({
           taskId: t.taskId,
@@ -308,7 +268,6 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           status: t.status
         }))
       ),
-      inject: (kind, fault, times = 1) => Effect.sync(() => recorder.inject(kind, fault, times)),
-      awaitRequests: (count) => recorder.awaitRequests(count)
+      ...recorder.controls
     }
   })

@@ -8,8 +8,8 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Media, VendorAdapter } from "@genway/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { Protocols } from "@genway/adapter-kit"
 import { isOk, rejected, taskError, type Upstream } from "./http.js"
-import type { TaskProtocol } from "./protocol.js"
 
 const imageTypes: Partial<Record<Media.ImageFormat, string>> = {
   jpeg: "image/jpeg",
@@ -95,7 +95,7 @@ const invalidStatuses = new Set(["INVALID_ARGUMENT", "OUT_OF_RANGE"])
 const invalidCodes = new Set([3, 11, 400])
 
 /** The "long-running" protocol over vendor-d's HTTP access. */
-export const make = (upstream: Upstream): TaskProtocol => {
+export const make = (upstream: Upstream): Protocols.TaskProtocol => {
   const submit = (task: VendorAdapter.UpstreamTask) =>
     Effect.gen(function*() {
       const body = yield* toUpstreamBody(task)

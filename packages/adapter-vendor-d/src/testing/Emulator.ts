@@ -11,12 +11,12 @@
  * counted so a test can assert exactly-once submission, and a client that closes its connection
  * before the answer is complete is recorded, so a test can prove a cancellation reached the vendor.
  */
+import { Server } from "@genway/adapter-kit/testing"
 import { SampleMedia } from "@genway/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 
 /**
  * Which kind of request a fault applies to: `download` is the key-protected video URI, `blob` the
@@ -83,21 +83,13 @@ export interface EmulatorOptions {
   readonly imageSize?: readonly [number, number]
 }
 
-/** A running emulator. */
-export interface Emulator {
+/** A running emulator (its requests are those of both hosts). */
+export interface Emulator extends Server.Controls<RequestKind, Fault, RecordedRequest> {
   /** The `{base}` to configure (`VENDOR_D_BASE_URL`). */
   readonly baseUrl: string
   /** Origin of the storage host the video URIs redirect to. */
   readonly storageOrigin: string
   readonly apiKey: string
-  /** Applies `fault` to the next `times` requests of `kind` (queued after earlier injections). */
-  readonly inject: (kind: RequestKind, fault: Fault, times?: number) => Effect.Effect<void>
-  /** Every request so far, on either host, oldest first. */
-  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
-  /** How many creates were accepted (operations started). */
-  readonly acceptedSubmits: Effect.Effect<number>
-  /** Waits until at least `count` requests have arrived. */
-  readonly awaitRequests: (count: number) => Effect.Effect<void>
   /** Requests whose client closed the connection before the answer was complete, oldest first. */
   readonly clientAborts: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Waits until at least `count` (default 1) requests were abandoned by their client. */
@@ -400,18 +392,6 @@ const mergeEvents = (events: ReadonlyArray<GenerationEvent>): GenerationEvent =>
   return { ...last, candidates: [{ ...(parts.length > 0 ? { content: { role: "model", parts } } : {}), ...rest }] }
 }
 
-const listen = (server: http.Server) =>
-  Effect.acquireRelease(
-    Effect.async<number>((resume) => {
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-    }),
-    () =>
-      Effect.async<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
-
 /** Starts an emulator (API and storage host) on 127.0.0.1 (free ports); it stops when the scope closes. */
 export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -423,27 +403,15 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
 
     const operations = new Map<string, Operation>()
     const files = new Map<string, string>() // file id → storage token
-    const log: Array<RecordedRequest> = []
-    const aborts: Array<RecordedRequest> = []
-    const faults: Array<{ kind: RequestKind; fault: Fault; remaining: number }> = []
-    const waiters = new Set<() => unknown>()
-    const timers = new Set<NodeJS.Timeout>()
+    const recorder = new Server.Recorder<RequestKind, Fault, RecordedRequest>()
+    const aborts = new Server.Journal<RecordedRequest>()
+    const timers = new Server.Timers()
     // Answers the emulator itself cut short: their close is not the client's doing.
     const intentional = new WeakSet<http.ServerResponse>()
-    let accepted = 0
     let nextId = 1
     let generations = 0
     let apiOrigin = ""
     let storageOrigin = ""
-
-    const takeFault = (kind: RequestKind): Fault | undefined => {
-      const index = faults.findIndex((f) => f.kind === kind)
-      if (index < 0) return undefined
-      const entry = faults[index]!
-      entry.remaining -= 1
-      if (entry.remaining <= 0) faults.splice(index, 1)
-      return entry.fault
-    }
 
     const fileUri = (id: string) => `${apiOrigin}${basePath}/files/${id}:download?alt=media`
 
@@ -538,7 +506,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
             polls: 0
           }
           operations.set(operation.name, operation)
-          accepted += 1
+          recorder.accept()
           return json(200, { name: operation.name })
         }
         case "poll": {
@@ -605,11 +573,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         if (res.destroyed) return
         if (cut !== undefined && sent >= cut.after) {
           intentional.add(res)
-          const timer = setTimeout(() => {
-            timers.delete(timer)
-            res.socket?.destroy()
-          }, cut.pauseMs)
-          return void timers.add(timer)
+          return timers.after(cut.pauseMs, () => res.socket?.destroy())
         }
         if (sent >= events.length) return void res.end()
         res.write(`data: ${JSON.stringify(events[sent++])}\r\n\r\n`)
@@ -617,11 +581,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       }
       const schedule = () => {
         if (delayMs === 0 && sent > 0 && sent < events.length && cut === undefined) return next()
-        const timer = setTimeout(() => {
-          timers.delete(timer)
-          next()
-        }, delayMs)
-        timers.add(timer)
+        timers.after(delayMs, next)
       }
       schedule()
     }
@@ -632,28 +592,11 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
     }
 
     const handler = (host: "api" | "storage") => async (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const chunks: Array<Buffer> = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      const raw = Buffer.concat(chunks)
-      const url = new URL(req.url ?? "/", "http://emulator")
-      const method = req.method ?? "GET"
+      const { body, headers, method, url } = await Server.readIncoming(req)
       const blob = /^\/blobs\/([^/]+)$/.exec(url.pathname)
       const route: Route = host === "storage"
         ? blob !== null && method === "GET" ? { kind: "blob", file: blob[1]! } : { kind: "other" }
         : apiRoute(method, url.pathname)
-      const headers: Record<string, string> = {}
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-      }
-      let body: unknown = undefined
-      if (raw.length > 0) {
-        const text = raw.toString("utf8")
-        try {
-          body = JSON.parse(text)
-        } catch {
-          body = text
-        }
-      }
       const recorded: RecordedRequest = {
         kind: route.kind,
         method,
@@ -662,15 +605,12 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         headers,
         ...(body !== undefined ? { body } : {})
       }
-      log.push(recorded)
       res.once("close", () => {
-        if (res.writableFinished || intentional.has(res)) return
-        aborts.push(recorded)
-        for (const wake of [...waiters]) wake()
+        if (!res.writableFinished && !intentional.has(res)) aborts.add(recorded)
       })
-      for (const wake of [...waiters]) wake()
+      recorder.record(recorded)
 
-      const fault = takeFault(route.kind)
+      const fault = recorder.take(route.kind)
       switch (fault?._tag) {
         case "RateLimited":
           return send(
@@ -700,24 +640,18 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
             fault?._tag === "CutStream" ? { after: Math.max(0, fault.afterEvents ?? 1), pauseMs: fault.pauseMs ?? 50 } : undefined
           )
         if (fault?._tag !== "Slow") return start()
-        const timer = setTimeout(() => {
-          timers.delete(timer)
+        return timers.after(fault.delayMs, () => {
           if (!res.destroyed) start()
-        }, fault.delayMs)
-        timers.add(timer)
-        return
+        })
       }
       const reply = answer(route, req, url, body, fault)
       if (fault?._tag === "MalformedJson") {
         return send(res, { status: 200, headers: { "content-type": "application/json" }, body: "{\"name\": \"models/" })
       }
       if (fault?._tag === "Slow") {
-        const timer = setTimeout(() => {
-          timers.delete(timer)
+        return timers.after(fault.delayMs, () => {
           if (!res.destroyed) send(res, reply)
-        }, fault.delayMs)
-        timers.add(timer)
-        return
+        })
       }
       send(res, reply)
     }
@@ -732,50 +666,18 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       })
     }
 
-    const apiPort = yield* listen(serve("api"))
-    const storagePort = yield* listen(serve("storage"))
-    apiOrigin = `http://127.0.0.1:${apiPort}`
-    storageOrigin = `http://127.0.0.1:${storagePort}`
+    apiOrigin = yield* Server.listen(serve("api"))
+    storageOrigin = yield* Server.listen(serve("storage"))
     // Runs before the servers close: held answers are dropped with their connections.
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const timer of timers) clearTimeout(timer)
-        timers.clear()
-      })
-    )
+    yield* Effect.addFinalizer(() => Effect.sync(() => timers.clear()))
 
     const emulator: Emulator = {
       baseUrl: `${apiOrigin}${basePath}`,
       storageOrigin,
       apiKey,
-      inject: (kind, fault, times = 1) => Effect.sync(() => void faults.push({ kind, fault, remaining: times })),
-      requests: Effect.sync(() => [...log]),
-      acceptedSubmits: Effect.sync(() => accepted),
-      clientAborts: Effect.sync(() => [...aborts]),
-      awaitClientAborts: (count = 1) =>
-        Effect.async<void>((resume) => {
-          const check = () => {
-            if (aborts.length < count) return false
-            waiters.delete(check)
-            resume(Effect.void)
-            return true
-          }
-          if (check()) return
-          waiters.add(check)
-          return Effect.sync(() => void waiters.delete(check))
-        }),
-      awaitRequests: (count) =>
-        Effect.async<void>((resume) => {
-          const check = () => {
-            if (log.length < count) return false
-            waiters.delete(check)
-            resume(Effect.void)
-            return true
-          }
-          if (check()) return
-          waiters.add(check)
-          return Effect.sync(() => void waiters.delete(check))
-        })
+      ...recorder.controls,
+      clientAborts: aborts.all,
+      awaitClientAborts: (count = 1) => aborts.awaitCount(count)
     }
     return emulator
   })
