@@ -34,6 +34,9 @@ export const mirrorLeaseMs = 600_000
 /** Idle wait between claims when nothing woke the loop. */
 export const idleMs = 200
 
+/** After a wake-up, how long to gather further creates into the same claim. */
+export const wakeCoalesceMs = 15
+
 const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
 
 /** Exponential back-off with jitter, never shorter than the vendor's hint. */
@@ -71,9 +74,9 @@ const make = Effect.gen(function*() {
   }
 
   const finish = (task: Task, now: number, patch: TaskPatch, note: string) =>
-    Effect.zipRight(
+    Effect.tap(
       store.update(task, { ...patch, finishedAt: now, leaseOwner: null, leaseUntil: null }, now, note),
-      media.dropSpool(task.id)
+      () => (TaskBodies.hasSpool(task.request) ? media.dropSpool(task.id) : Effect.void)
     )
 
   const fail = (task: Task, now: number, error: TaskInfo.TaskError) =>
@@ -248,7 +251,7 @@ const make = Effect.gen(function*() {
         Effect.catchAllCause((cause) => Effect.as(Effect.logError("worker pass failed", cause), 0))
       )
       if (n < settings.workerBatch) {
-        yield* Effect.raceFirst(Effect.sleep(idleMs), Queue.take(signal))
+        yield* Effect.raceFirst(Effect.sleep(idleMs), Effect.zipRight(Queue.take(signal), Effect.sleep(wakeCoalesceMs)))
       }
     }
   })

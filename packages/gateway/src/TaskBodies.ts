@@ -43,11 +43,15 @@ export const toStored = <E, R>(
     return JSON.stringify(yield* walk(body))
   })
 
+/** Whether a stored body refers to spooled values (cheap: a substring test). */
+export const hasSpool = (stored: string): boolean => stored.includes(`"${marker}"`)
+
 /** Parses a stored body and reads spooled values back through `unspool`. */
 export const fromStored = <R>(
   stored: string,
   unspool: (ref: string) => Effect.Effect<string, MediaError, R>
 ): Effect.Effect<Record<string, unknown>, MediaError, R> => {
+  if (!hasSpool(stored)) return Effect.sync(() => JSON.parse(stored) as Record<string, unknown>)
   const walk = (value: unknown): Effect.Effect<unknown, MediaError, R> => {
     if (Array.isArray(value)) return Effect.forEach(value, walk)
     if (value !== null && typeof value === "object") {
