@@ -211,3 +211,21 @@ export interface ResponsesUpstream {
   /** The latest state of a response the vendor still keeps. */
   readonly retrieve: (id: string) => Effect.Effect<ResponseObject, UpstreamError>
 }
+
+/** The text of a responses `input`: a string, or the text parts of message objects. */
+export const inputText = (input: unknown): string => {
+  if (typeof input === "string") return input
+  if (!Array.isArray(input)) return ""
+  const texts: Array<string> = []
+  for (const message of input) {
+    const content = (message as { content?: unknown } | null)?.content
+    if (typeof content === "string") texts.push(content)
+    else if (Array.isArray(content)) {
+      for (const part of content) {
+        const text = (part as { text?: unknown } | null)?.text
+        if (typeof text === "string") texts.push(text)
+      }
+    }
+  }
+  return texts.join(" ")
+}

@@ -11,23 +11,6 @@ import { createHash, randomBytes } from "node:crypto"
 /** A new response id in the vendor's shape. */
 export const newId = (): string => `resp_${randomBytes(24).toString("hex")}`
 
-/** The text of an input: a string, or the text parts of message objects. */
-export const inputText = (input: unknown): string => {
-  if (typeof input === "string") return input
-  if (!Array.isArray(input)) return ""
-  const texts: Array<string> = []
-  for (const message of input) {
-    const content = (message as { content?: unknown } | null)?.content
-    if (typeof content === "string") texts.push(content)
-    else if (Array.isArray(content)) {
-      for (const part of content) {
-        const text = (part as { text?: unknown } | null)?.text
-        if (typeof text === "string") texts.push(text)
-      }
-    }
-  }
-  return texts.join(" ")
-}
 
 const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0)
 
@@ -56,7 +39,7 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "")
  * `createdAtMs` is the creation time; `model` the model reported.
  */
 export const respond = (body: Readonly<Record<string, unknown>>, id: string, createdAtMs: number): Responses.ResponseObject => {
-  const input = inputText(body["input"])
+  const input = Responses.inputText(body["input"])
   const instructions = str(body["instructions"])
   const full = answerFor(input, instructions)
   const limit = typeof body["max_output_tokens"] === "number" ? body["max_output_tokens"] : undefined

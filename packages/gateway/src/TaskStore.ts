@@ -100,20 +100,20 @@ const fromRow = (r: Record<string, unknown>): Task => ({
   version: num(r.version)
 })
 
+const firstTask = (rows: ReadonlyArray<Record<string, unknown>>): Option.Option<Task> =>
+  rows.length === 0 ? Option.none() : Option.some(fromRow(rows[0]!))
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const event = (taskId: string, at: number, from: string | null, to: string, note: string | null) =>
     sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
 
-  const findById = (id: string) =>
-    sql`SELECT * FROM tasks WHERE id = ${id}`.pipe(
-      Effect.map((rows) => (rows.length === 0 ? Option.none() : Option.some(fromRow(rows[0]!))))
-    )
+  const findById = (id: string) => sql`SELECT * FROM tasks WHERE id = ${id}`.pipe(Effect.map(firstTask))
 
   const findByIdempotencyKey = (tenant: string, entryId: string, key: string) =>
     sql`SELECT * FROM tasks WHERE tenant = ${tenant} AND entry_id = ${entryId} AND idempotency_key = ${key}`.pipe(
-      Effect.map((rows) => (rows.length === 0 ? Option.none() : Option.some(fromRow(rows[0]!))))
+      Effect.map(firstTask)
     )
 
   /**
@@ -161,9 +161,7 @@ const make = Effect.gen(function*() {
 
   /** A tenant's task of one entry; another tenant's or another entry's id is not found. */
   const find = (tenant: string, entryId: string, id: string) =>
-    sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`.pipe(
-      Effect.map((rows) => (rows.length === 0 ? Option.none<Task>() : Option.some(fromRow(rows[0]!))))
-    )
+    sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`.pipe(Effect.map(firstTask))
 
   /** Leases up to `limit` due active tasks to `owner` until `now + leaseMs`. */
   const claimDue = (owner: string, now: number, leaseMs: number, limit: number) => {

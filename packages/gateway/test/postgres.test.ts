@@ -3,65 +3,23 @@
  * compare-and-set updates give each task exactly one owner and one submit. Needs a real server:
  * `GATEWAY_TEST_DATABASE_URL` (set by .ci/run); without it these tests are skipped, saying so.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import { PgClient } from "@effect/sql-pg"
 import { Registry } from "@genway/registry"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import { randomBytes, randomUUID } from "node:crypto"
-import * as Config from "../src/Config.js"
-import * as Gateway from "../src/Gateway.js"
+import { randomUUID } from "node:crypto"
 import { Scheduler } from "../src/Scheduler.js"
 import { TaskStore } from "../src/TaskStore.js"
 import { tempDir } from "./harness.js"
+import * as Pg from "./pg.js"
 
-const url = process.env.GATEWAY_TEST_DATABASE_URL
-
-if (url === undefined || url === "") {
-  console.warn("postgres.test.ts: GATEWAY_TEST_DATABASE_URL is not set; the PostgreSQL tests are SKIPPED")
-}
-
-const schema = `genway_test_${randomBytes(4).toString("hex")}`
-
-/** The test URL with a private schema as search path, so runs never see each other's tables. */
-const scopedUrl = () => {
-  const u = new URL(url!)
-  u.searchParams.set("options", `-c search_path=${schema}`)
-  return u.toString()
-}
-
-const createSchema = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(schema)}`
-}).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url ?? "") })))
-
-const dropSchema = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`
-}).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url ?? "") })), Effect.orDie)
-
-const replica = (dataDir: string) =>
-  Gateway.services(Effect.succeed(new Map()), Registry.layer()).pipe(
-    Layer.provideMerge(Config.layerWith({
-      dataDir,
-      databaseUrl: Option.some(Redacted.make(scopedUrl())),
-      apiKeys: [],
-      sandboxDelayMs: 1000,
-      pollIntervalMs: Option.none(),
-      modelsFile: Option.none()
-    }))
-  )
-
-describe.skipIf(url === undefined || url === "")("PostgreSQL, several replicas", () => {
+describe.skipIf(!Pg.available("postgres.test.ts"))("PostgreSQL, several replicas", () => {
   it.scoped("two replicas working the same tasks submit each exactly once and finish all", () =>
     Effect.gen(function*() {
-      yield* createSchema
-      yield* Effect.addFinalizer(() => dropSchema)
+      const { replica } = yield* Pg.privateSchema
       const dataDir = tempDir()
       const a = yield* Layer.build(replica(dataDir))
       const b = yield* Layer.build(replica(dataDir))
@@ -104,8 +62,7 @@ describe.skipIf(url === undefined || url === "")("PostgreSQL, several replicas",
 
   it.scoped("idempotency keys and compare-and-set hold on PostgreSQL", () =>
     Effect.gen(function*() {
-      yield* createSchema
-      yield* Effect.addFinalizer(() => dropSchema)
+      const { replica } = yield* Pg.privateSchema
       const ctx = yield* Layer.build(replica(tempDir()))
       const store = Context.get(ctx, TaskStore)
       const base = {

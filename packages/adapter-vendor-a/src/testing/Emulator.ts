@@ -9,7 +9,7 @@
  * counted so a test can see a cancellation arrive.
  */
 import { Server } from "@genway/adapter-kit/testing"
-import { SampleMedia } from "@genway/core"
+import { Responses, SampleMedia } from "@genway/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as http from "node:http"
@@ -170,23 +170,6 @@ interface StoredResponse {
   retrievals: number
 }
 
-/** The text of an input: a string, or the text parts of message objects. */
-const inputText = (input: unknown): string => {
-  if (typeof input === "string") return input
-  if (!Array.isArray(input)) return ""
-  const texts: Array<string> = []
-  for (const message of input) {
-    const content = (message as { content?: unknown } | null)?.content
-    if (typeof content === "string") texts.push(content)
-    else if (Array.isArray(content)) {
-      for (const part of content) {
-        const text = (part as { text?: unknown } | null)?.text
-        if (typeof text === "string") texts.push(text)
-      }
-    }
-  }
-  return texts.join(" ")
-}
 
 const words = (text: string) => text.split(/\s+/).filter((w) => w.length > 0).length
 
@@ -309,7 +292,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
 
     const responseObject = (r: StoredResponse, status = r.status) => {
       const done = status === "completed"
-      const inputTokens = words(inputText(r.body["input"]))
+      const inputTokens = words(Responses.inputText(r.body["input"]))
       const outputTokens = done ? words(r.text) : 0
       const body = r.body
       return {
@@ -366,7 +349,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         id: `resp_${(nextId++).toString(16).padStart(24, "0")}`,
         body: fields,
         createdAt: Math.floor(Date.now() / 1000),
-        text: answerText(inputText(fields["input"])),
+        text: answerText(Responses.inputText(fields["input"])),
         status: background ? "queued" : "completed",
         retrievals: 0
       }
