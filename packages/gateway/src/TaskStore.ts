@@ -129,7 +129,7 @@ const make = Effect.gen(function*() {
           return yield* new IdempotencyConflict({ existing: existing.value })
         }
       }
-      yield* sql.withTransaction(Effect.gen(function*() {
+      const insert = sql.withTransaction(Effect.gen(function*() {
         yield* sql`INSERT INTO tasks (
           id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
           upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version
@@ -140,6 +140,24 @@ const make = Effect.gen(function*() {
         )`
         yield* event(task.id, now, null, "pending", "created")
       }))
+      // Two creates racing with one idempotency key: the unique index lets one in; the other
+      // answers as a repeat (or a conflict) of the winner.
+      const lost = yield* insert.pipe(
+        Effect.as(Option.none<Task>()),
+        Effect.catchTag("SqlError", (error): Effect.Effect<Option.Option<Task>, SqlError | IdempotencyConflict> =>
+          task.idempotencyKey === null
+            ? Effect.fail(error)
+            : Effect.flatMap(
+              findByIdempotencyKey(task.tenant, task.entryId, task.idempotencyKey),
+              (winner): Effect.Effect<Option.Option<Task>, SqlError | IdempotencyConflict> =>
+                Option.isNone(winner)
+                  ? Effect.fail(error)
+                  : winner.value.requestHash === task.requestHash
+                  ? Effect.succeed(winner)
+                  : Effect.fail(new IdempotencyConflict({ existing: winner.value }))
+            ))
+      )
+      if (Option.isSome(lost)) return { task: lost.value, replay: true }
       const created: Task = {
         ...task,
         status: "pending",

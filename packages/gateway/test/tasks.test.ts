@@ -119,6 +119,14 @@ describe("task endpoints in sandbox", () => {
         const c = yield* Harness.send(Harness.post(path, { prompt: "two" }, Harness.tokenA, headers))
         assert.strictEqual(c.status, 409)
         assert.strictEqual(c.json.error.param, "Idempotency-Key")
+        // Racing repeats of one key: one task, every answer names it.
+        const racing = yield* Effect.forEach(
+          Array.from({ length: 20 }, () => Harness.post(path, { prompt: "race" }, Harness.tokenA, { "idempotency-key": "race-1" })),
+          Harness.send,
+          { concurrency: 20 }
+        )
+        assert.isTrue(racing.every((r) => r.status === 202))
+        assert.strictEqual(new Set(racing.map((r) => r.json.task_info.id)).size, 1)
         // The key is per tenant: another tenant gets its own task.
         const d = yield* Harness.send(Harness.post(path, { prompt: "one" }, Harness.tokenB, headers))
         assert.notStrictEqual(d.json.task_info.id, a.json.task_info.id)
