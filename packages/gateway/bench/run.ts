@@ -6,7 +6,7 @@ import * as Tasks from "./tasks.js"
 
 const all: Record<string, () => Promise<unknown>> = {
   creates: () => Tasks.creates(),
-  "creates-only": () => Tasks.creates(6000, 32, false),
+  "creates-only": () => Tasks.creates(10_000, 32, false),
   workers: () => Tasks.workers(),
   big: () => Tasks.bigBodies(),
   ttfb: async () => (await import("./ttfb.js")).run()
