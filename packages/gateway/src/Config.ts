@@ -87,8 +87,14 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(24 * 3600),
     Config.map((s) => s * 1000)
   ),
-  workerBatch: Config.integer("GATEWAY_WORKER_BATCH").pipe(Config.withDefault(200)),
-  workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(Config.withDefault(64))
+  workerBatch: Config.integer("GATEWAY_WORKER_BATCH").pipe(
+    Config.validate({ message: "GATEWAY_WORKER_BATCH must be >= 1", validation: (n) => n >= 1 }),
+    Config.withDefault(200)
+  ),
+  workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(
+    Config.validate({ message: "GATEWAY_WORKER_CONCURRENCY must be >= 1", validation: (n) => n >= 1 }),
+    Config.withDefault(64)
+  )
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

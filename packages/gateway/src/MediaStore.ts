@@ -99,7 +99,13 @@ const make = Effect.gen(function*() {
       const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
       yield* Effect.promise(() => fsp.mkdir(path.dirname(file), { recursive: true }))
       const bytes = yield* Effect.acquireUseRelease(
-        Effect.sync(() => fs.createWriteStream(tmp)),
+        Effect.sync(() => {
+          const out = fs.createWriteStream(tmp)
+          // Write errors reach the callbacks below; without a listener Node would also throw them
+          // as an unhandled 'error' event and end the process (a full disk must fail one task only).
+          out.on("error", () => {})
+          return out
+        }),
         (out) =>
           body.pipe(
             Stream.runFoldEffect(0, (n, chunk) =>

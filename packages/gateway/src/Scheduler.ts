@@ -31,6 +31,12 @@ export const leaseMs = 30_000
 /** The lease while result media is copied into the store. */
 export const mirrorLeaseMs = 600_000
 
+/**
+ * The lease while a submit (or its reconciliation) is in flight: longer than any adapter's
+ * request timeout, so no other worker can take the task over and submit it again meanwhile.
+ */
+export const submitLeaseMs = 300_000
+
 /** Idle wait between claims when nothing woke the loop. */
 export const idleMs = 200
 
@@ -76,7 +82,8 @@ const make = Effect.gen(function*() {
   const finish = (task: Task, now: number, patch: TaskPatch, note: string) =>
     Effect.tap(
       store.update(task, { ...patch, finishedAt: now, leaseOwner: null, leaseUntil: null }, now, note),
-      () => (TaskBodies.hasSpool(task.request) ? media.dropSpool(task.id) : Effect.void)
+      // Only the worker whose update applied cleans up: a stale one must not take inputs away.
+      (applied) => (Option.isSome(applied) && TaskBodies.hasSpool(task.request) ? media.dropSpool(task.id) : Effect.void)
     )
 
   const fail = (task: Task, now: number, error: TaskInfo.TaskError) =>
@@ -146,8 +153,14 @@ const make = Effect.gen(function*() {
         return Effect.gen(function*() {
           const leased = yield* store.update(task, { leaseUntil: now + mirrorLeaseMs }, now)
           if (Option.isNone(leased)) return Option.none<Task>()
-          const result = yield* mirror(leased.value, entry, adapter, outcome.media, now)
-          return yield* finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`)
+          return yield* mirror(leased.value, entry, adapter, outcome.media, now).pipe(
+            Effect.matchEffect({
+              // The row changed when the lease was extended: errors are recorded against it.
+              onFailure: (e) => onError(leased.value, now, e, false),
+              onSuccess: (result) =>
+                finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`)
+            })
+          )
         })
     }
   }
@@ -170,7 +183,7 @@ const make = Effect.gen(function*() {
   const submit = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, upstream: VendorAdapter.UpstreamTask, now: number) =>
     Effect.gen(function*() {
       // Record the intent first: after a crash, "submitting" tells the next owner to reconcile.
-      const marked = yield* store.update(task, { submitState: "submitting" }, now)
+      const marked = yield* store.update(task, { submitState: "submitting", leaseUntil: now + submitLeaseMs }, now)
       if (Option.isNone(marked)) return
       yield* adapter.submit(upstream).pipe(
         Effect.matchEffect({
@@ -214,11 +227,13 @@ const make = Effect.gen(function*() {
           return yield* submit(task, entry, adapter, upstream, now)
         case "submitting": {
           if (adapter.reconcile === undefined) return yield* fail(task, now, lostSubmit)
+          const held = yield* store.update(task, { leaseUntil: now + submitLeaseMs }, now)
+          if (Option.isNone(held)) return
           const found = yield* Effect.either(adapter.reconcile(upstream))
-          if (found._tag === "Left") return yield* onError(task, now, found.left, false)
-          if (found.right !== undefined) return yield* accepted(task, entry, now, found.right)
+          if (found._tag === "Left") return yield* onError(held.value, now, found.left, false)
+          if (found.right !== undefined) return yield* accepted(held.value, entry, now, found.right)
           // The vendor never saw it: submitting now cannot create a second job.
-          return yield* submit(task, entry, adapter, upstream, now)
+          return yield* submit(held.value, entry, adapter, upstream, now)
         }
         case "submitted": {
           const outcome = yield* Effect.either(adapter.poll({ ...upstream, upstreamRef: task.upstreamRef! }))

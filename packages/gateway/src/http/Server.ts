@@ -53,6 +53,15 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   return r
 }
 
+/** The path of a request URL, tolerating URLs `new URL` rejects (they are still just unknown routes). */
+const pathOf = (url: string): string => {
+  try {
+    return new URL(url, "http://x").pathname
+  } catch {
+    return url.split("?")[0]!.slice(0, 200)
+  }
+}
+
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** The full application: registry routes, not-found handling, request ids. */
@@ -65,7 +74,7 @@ export const app = Effect.gen(function*() {
     const requestId = inbound !== undefined && requestIdPattern.test(inbound) ? inbound : randomUUID()
     const response = yield* routes.pipe(
       Effect.catchTag("RouteNotFound", () =>
-        Effect.succeed(render(httpError(404, `no route for ${request.method} ${new URL(request.url, "http://x").pathname}`), "task"))),
+        Effect.succeed(render(httpError(404, `no route for ${request.method} ${pathOf(request.url)}`), "task"))),
       Effect.annotateLogs("request_id", requestId),
       // No tracer is exported; skipping span bookkeeping keeps the hot path lean.
       Effect.withTracerEnabled(false)

@@ -64,6 +64,10 @@ export const create = (entry: ModelEntry.ModelEntry) =>
     const id = randomUUID()
     const now = yield* Clock.currentTimeMillis
     const media = yield* MediaStore
+    // The hash covers what decides the task (body and hints), before spooling renames anything.
+    const requestHash = idempotencyKey === null
+      ? null
+      : createHash("sha256").update(JSON.stringify([checked.right.body, hints])).digest("hex")
     const stored = yield* TaskBodies.toStored(checked.right.body, (i, v) => media.spool(id, i, v)).pipe(
       Effect.mapError(() => httpError(503, "the gateway could not store the request; try again"))
     )
@@ -78,13 +82,15 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         request: stored,
         hints,
         idempotencyKey,
-        requestHash: idempotencyKey === null ? null : createHash("sha256").update(stored).digest("hex"),
+        requestHash,
         upstreamModel: entry.upstream.model,
         deadlineAt: now + Duration.toMillis(Duration.decode(entry.poll.deadline)),
         createdAt: now
       },
       now
     ).pipe(
+      // No task was made from this request: its spooled inputs go (a replay drops them below).
+      Effect.tapError(() => (TaskBodies.hasSpool(stored) ? media.dropSpool(id) : Effect.void)),
       Effect.catchTag("IdempotencyConflict", (e: IdempotencyConflict) =>
         httpError(409, `Idempotency-Key was already used for task ${e.existing.id} with a different body`, {
           param: "Idempotency-Key"
@@ -93,7 +99,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         Effect.zipRight(Effect.logError("task insert failed", e), httpError(503, "the gateway could not store the task; try again")))
     )
     if (!result.replay) yield* Effect.flatMap(Scheduler, (s) => s.wake)
-    else yield* media.dropSpool(id)
+    else if (TaskBodies.hasSpool(stored)) yield* media.dropSpool(id)
     return HttpServerResponse.unsafeJson(
       { task_info: taskInfo(result.task, entry.createIncludesStatus) },
       {
