@@ -19,21 +19,31 @@ const clip = (message: string): string => {
 }
 
 /**
- * The issues of a parse error, one per field. An optional or nullable field is a union, whose
- * "Expected undefined/null" branch would otherwise shadow the real reason; those are dropped.
+ * The issues of a parse error, one per field, each at the deepest field at fault. Schema reports
+ * the alternatives of a union that did not apply as well: an optional or nullable field adds
+ * "Expected undefined/null" beside the real reason, and a `string | array` field adds "expected
+ * string" on `content` when an element of the array `content` is at fault. Both are dropped: an
+ * issue whose field encloses another issue's field, and a union's undefined/null branch where the
+ * same field has a real reason. Linear in the number of issues.
  */
 export const parseIssues = (error: ParseResult.ParseError): ReadonlyArray<Issue> => {
   const all = ParseResult.ArrayFormatter.formatErrorSync(error).map((e) => ({
     param: formatPath(e.path),
     message: clip(e.message)
   }))
-  const coveredElsewhere = (i: Issue) =>
-    /^Expected (undefined|null)\b/.test(i.message) &&
-    all.some((o) => o !== i && (o.param === i.param || o.param.startsWith(`${i.param}[`) || o.param.startsWith(`${i.param}.`)))
+  const unionBranch = (i: Issue) => /^Expected (undefined|null)\b/.test(i.message)
+  // Every path that encloses some issue's path (`a` and `a.b` for `a.b[0]`).
+  const enclosing = new Set<string>()
+  for (const { param } of all) {
+    for (let k = 1; k < param.length; k++) {
+      if (param[k] === "." || param[k] === "[") enclosing.add(param.slice(0, k))
+    }
+  }
+  const withReason = new Set(all.filter((i) => !unionBranch(i)).map((i) => i.param))
   const seen = new Set<string>()
   const out: Array<Issue> = []
   for (const i of all) {
-    if (seen.has(i.param) || coveredElsewhere(i)) continue
+    if (seen.has(i.param) || enclosing.has(i.param) || (unionBranch(i) && withReason.has(i.param))) continue
     seen.add(i.param)
     out.push(i)
   }

@@ -5,6 +5,7 @@
  * from the entries shows the bound instead of dropping it.
  */
 import type * as ParseResult from "effect/ParseResult"
+import { Media } from "@genway/core"
 import * as Schema from "effect/Schema"
 
 // A union's own message is ignored unless it overrides its members' (they would each say
@@ -80,18 +81,13 @@ export const seed = intBetween(0, 2147483647)
 /** A boolean. */
 export const bool = Schema.Boolean.annotations({ message: () => "must be true or false" })
 
-/** An absolute http(s) URL (shape only; never fetched). */
+/** An absolute http(s) URL (shape only; never fetched), checked like every other URL input. */
 export const url = Schema.String.pipe(
   Schema.annotations({ message: () => "must be a string" }),
-  Schema.filter((s) => {
-    try {
-      const u = new URL(s)
-      // eslint-disable-next-line no-control-regex
-      return (u.protocol === "http:" || u.protocol === "https:") && /^[\x21-\x7e]+$/.test(s)
-    } catch {
-      return false
-    }
-  }, { message: () => "must be an absolute http(s) URL", jsonSchema: { format: "uri" } })
+  Schema.filter((s) => Media.checkUrl(s, "") === undefined, {
+    message: () => "must be an absolute http(s) URL",
+    jsonSchema: { format: "uri" }
+  })
 )
 
 /**

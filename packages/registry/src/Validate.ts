@@ -48,23 +48,6 @@ export const valuesAt = (body: unknown, field: string): ReadonlyArray<readonly [
   return current
 }
 
-/**
- * Drops an issue when a deeper one names a field inside it: that shallow issue comes from a union
- * alternative that did not apply (`content` "expected string" when an element of the array
- * `content` is at fault). Struct and array refinements only run once their members decoded, so
- * they never produce such pairs themselves.
- */
-const deepest = (issues: ReadonlyArray<Errors.Issue>): ReadonlyArray<Errors.Issue> => {
-  // Every path that encloses some issue's path (`a`, `a.b` for `a.b[0]`): linear in the issues.
-  const enclosing = new Set<string>()
-  for (const { param } of issues) {
-    for (let i = 1; i < param.length; i++) {
-      if (param[i] === "." || param[i] === "[") enclosing.add(param.slice(0, i))
-    }
-  }
-  return issues.filter((i) => !enclosing.has(i.param))
-}
-
 /** Validates a parsed JSON value against an entry. */
 export const validate = <A>(
   entry: ModelEntry.ModelEntry<A>,
@@ -74,7 +57,7 @@ export const validate = <A>(
     return Either.left([{ param: "body", message: "the request body must be a JSON object" }])
   }
   const decoded = decoderFor(entry)(input)
-  if (Either.isLeft(decoded)) return Either.left(deepest(Validation.parseIssues(decoded.left)))
+  if (Either.isLeft(decoded)) return Either.left(Validation.parseIssues(decoded.left))
   const body = decoded.right as A
   const issues: Array<Errors.Issue> = []
   const images = new Map<string, Media.ImageFacts>()
