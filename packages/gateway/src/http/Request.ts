@@ -60,3 +60,17 @@ export const readJson = (maxBytes: number) =>
       return yield* httpError(400, `malformed JSON: ${(e as Error).message}`, { param: "body" })
     }
   })
+
+/**
+ * A request's URL, or `undefined` when it does not parse (`//%5B`): such a request is simply not
+ * found, never a 500.
+ */
+export const requestUrl = (url: string): URL | undefined => {
+  try {
+    const parsed = new URL(url, "http://gateway")
+    decodeURIComponent(parsed.pathname)
+    return parsed
+  } catch {
+    return undefined
+  }
+}

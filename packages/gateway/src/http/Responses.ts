@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import type { ApiKeys } from "../ApiKeys.js"
 import { ResponsesService, type ServiceError } from "../ResponsesService.js"
 import { type HttpError, httpError, invalid } from "./Errors.js"
-import { authenticate, readJson } from "./Request.js"
+import { authenticate, readJson, requestUrl } from "./Request.js"
 import { handle } from "./Handle.js"
 
 /** What this surface's routes need. */
@@ -85,7 +85,7 @@ export const retrieve = (entry: ModelEntry.ModelEntry) =>
     const principal = yield* authenticate
     const request = yield* HttpServerRequest.HttpServerRequest
     const id = (yield* HttpRouter.params).response_id ?? ""
-    if (new URL(request.url, "http://x").searchParams.get("stream") === "true") {
+    if (requestUrl(request.url)?.searchParams.get("stream") === "true") {
       return yield* httpError(400, "streaming a kept response again is not supported; retrieve it without stream=true", { param: "stream" })
     }
     const notFound = httpError(404, `Response with id '${id.slice(0, 200)}' not found.`, { param: "response_id" })

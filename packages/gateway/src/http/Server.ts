@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto"
 import * as Chat from "./Chat.js"
 import * as Docs from "./Docs.js"
 import { handle } from "./Handle.js"
+import { requestUrl } from "./Request.js"
 import { httpError, render } from "./Errors.js"
 import * as Responses from "./Responses.js"
 import * as System from "./System.js"
@@ -53,14 +54,8 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   return r
 }
 
-/** The path of a request URL, tolerating URLs `new URL` rejects (they are still just unknown routes). */
-const pathOf = (url: string): string => {
-  try {
-    return new URL(url, "http://x").pathname
-  } catch {
-    return url.split("?")[0]!.slice(0, 200)
-  }
-}
+/** The path of a request URL for messages, tolerating URLs that do not parse. */
+const pathOf = (url: string): string => requestUrl(url)?.pathname ?? url.split("?")[0]!.slice(0, 200)
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 

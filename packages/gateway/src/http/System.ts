@@ -12,7 +12,7 @@ import * as Database from "../Database.js"
 import { MediaStore } from "../MediaStore.js"
 import { Vendors } from "../Vendors.js"
 import { httpError } from "./Errors.js"
-import { authenticate } from "./Request.js"
+import { authenticate, requestUrl } from "./Request.js"
 
 /** `GET /healthz`: the process answers. */
 export const healthz = Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }))
@@ -64,7 +64,8 @@ export const models = Effect.gen(function*() {
 /** `GET /media/<key>?expires=&signature=`: a stored result, without a bearer token. */
 export const media = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const url = new URL(request.url, "http://x")
+  const url = requestUrl(request.url)
+  if (url === undefined) return yield* httpError(404, "no such media")
   const key = decodeURIComponent(url.pathname.replace(/^\/media\//, ""))
   const store = yield* MediaStore
   const check = yield* store.checkSignature(key, url.searchParams.get("expires") ?? undefined, url.searchParams.get("signature") ?? undefined)
