@@ -17,9 +17,9 @@ import { Worker } from "node:worker_threads"
 import * as os from "node:os"
 import * as path from "node:path"
 import { randomUUID } from "node:crypto"
-import * as Config from "../src/Config.js"
+import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
-import { TaskStore } from "../src/TaskStore.js"
+import { TaskStore } from "../src/tasks/Store.js"
 
 const token = "bench-token"
 

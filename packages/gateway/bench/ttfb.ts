@@ -29,7 +29,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import * as Config from "../src/Config.js"
+import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 
 const token = "bench-token"

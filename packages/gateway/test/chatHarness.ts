@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import OpenAI from "openai"
-import { HeartbeatInterval, StreamIdleTimeout } from "../src/http/Chat.js"
+import { HeartbeatInterval, StreamIdleTimeout } from "../src/chat/Http.js"
 import * as Harness from "./harness.js"
 
 /** The vendor-d emulator behind a live chat gateway. */

@@ -4,9 +4,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Config from "../src/Config.js"
+import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
-import * as LiveAdapters from "../src/LiveAdapters.js"
+import * as LiveAdapters from "../src/vendors/LiveAdapters.js"
 import { tempDir } from "./harness.js"
 
 const read = (env: Record<string, string>) =>

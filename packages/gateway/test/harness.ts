@@ -19,10 +19,10 @@ import { createServer } from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Config from "../src/Config.js"
+import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 import * as Server from "../src/http/Server.js"
-import { Scheduler } from "../src/Scheduler.js"
+import { Scheduler } from "../src/tasks/Scheduler.js"
 
 /** Two bootstrap tokens, each its own tenant. */
 export const tokenA = "test-token-a"

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
-import { ApiKeys } from "../src/ApiKeys.js"
+import { ApiKeys } from "../src/platform/ApiKeys.js"
 import * as Harness from "./harness.js"
 
 const e4 = "/vendors/vendor-b/v1/vid2.5-t2v-preview/generation"

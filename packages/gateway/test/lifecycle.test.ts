@@ -8,9 +8,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
-import { Scheduler } from "../src/Scheduler.js"
-import * as Sweeper from "../src/Sweeper.js"
-import { TaskStore } from "../src/TaskStore.js"
+import { Scheduler } from "../src/tasks/Scheduler.js"
+import * as Sweeper from "../src/platform/Sweeper.js"
+import { TaskStore } from "../src/tasks/Store.js"
 import * as Harness from "./harness.js"
 
 const status = (path: string) =>

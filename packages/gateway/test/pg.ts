@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
-import * as Config from "../src/Config.js"
+import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 
 /** The test database, if any. */

@@ -15,7 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import OpenAI from "openai"
-import { ResponsesService } from "../src/ResponsesService.js"
+import { ResponsesService } from "../src/responses/Service.js"
 import * as Harness from "./harness.js"
 
 /** The path of E2 below the gateway's base URL. */

@@ -12,8 +12,8 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { SampleMedia } from "@genway/core"
-import { TaskStore } from "../src/TaskStore.js"
-import * as TaskBodies from "../src/TaskBodies.js"
+import { TaskStore } from "../src/tasks/Store.js"
+import * as TaskBodies from "../src/tasks/Bodies.js"
 import * as Harness from "./harness.js"
 
 const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!

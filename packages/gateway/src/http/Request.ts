@@ -5,7 +5,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { ApiKeys, type Principal } from "../ApiKeys.js"
+import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
 import { httpError } from "./Errors.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }

@@ -20,19 +20,19 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { PassThrough } from "node:stream"
-import type { ApiKeys } from "../ApiKeys.js"
-import { ChatService } from "../ChatService.js"
-import { type HttpError, httpError, invalid } from "./Errors.js"
-import { handle } from "./Handle.js"
-import { authenticate, readJson } from "./Request.js"
+import type { ApiKeys } from "../platform/ApiKeys.js"
+import { ChatService } from "./Service.js"
+import { type HttpError, httpError, invalid } from "../http/Errors.js"
+import { handle } from "../http/Handle.js"
+import { authenticate, readJson } from "../http/Request.js"
 
 /** How long a stream may stay silent before a `: keep-alive` comment is sent. */
-export class HeartbeatInterval extends Context.Reference<HeartbeatInterval>()("@genway/gateway/http/Chat/HeartbeatInterval", {
+export class HeartbeatInterval extends Context.Reference<HeartbeatInterval>()("@genway/gateway/chat/HeartbeatInterval", {
   defaultValue: () => Duration.seconds(5)
 }) {}
 
 /** The longest silence of the vendor within a stream; then the stream ends with a 504 error event. */
-export class StreamIdleTimeout extends Context.Reference<StreamIdleTimeout>()("@genway/gateway/http/Chat/StreamIdleTimeout", {
+export class StreamIdleTimeout extends Context.Reference<StreamIdleTimeout>()("@genway/gateway/chat/StreamIdleTimeout", {
   defaultValue: () => Duration.minutes(2)
 }) {}
 

@@ -9,12 +9,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as ApiKeys from "./ApiKeys.js"
-import * as Config from "./Config.js"
-import * as Database from "./Database.js"
-import * as Gateway from "./Gateway.js"
+import * as ApiKeys from "../platform/ApiKeys.js"
+import * as Config from "../platform/Config.js"
+import * as Database from "../platform/Database.js"
+import * as Gateway from "../Gateway.js"
 import { Registry } from "@genway/registry"
-import { Vendors } from "./Vendors.js"
+import { Vendors } from "../vendors/Vendors.js"
 
 const keysLayer = ApiKeys.layer.pipe(Layer.provideMerge(Database.layer), Layer.provideMerge(Config.layer))
 

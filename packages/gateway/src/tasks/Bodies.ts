@@ -4,7 +4,7 @@
  * megabytes. The worker restores them before it submits.
  */
 import * as Effect from "effect/Effect"
-import type { MediaError } from "./MediaStore.js"
+import type { MediaError } from "../platform/MediaStore.js"
 
 /** Values longer than this many characters are spooled. */
 export const spoolThreshold = 64 * 1024

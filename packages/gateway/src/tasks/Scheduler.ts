@@ -16,11 +16,11 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { Settings } from "./Config.js"
-import { MediaStore } from "./MediaStore.js"
-import * as TaskBodies from "./TaskBodies.js"
-import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./TaskStore.js"
-import { Vendors } from "./Vendors.js"
+import { Settings } from "../platform/Config.js"
+import { MediaStore } from "../platform/MediaStore.js"
+import * as TaskBodies from "./Bodies.js"
+import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
+import { Vendors } from "../vendors/Vendors.js"
 
 /**
  * How long a claimed task belongs to this worker before others may take it over. Each step is

@@ -16,11 +16,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import type { ApiKeys } from "../ApiKeys.js"
-import { ResponsesService, type ServiceError } from "../ResponsesService.js"
-import { type HttpError, httpError, invalid } from "./Errors.js"
-import { authenticate, readJson, requestUrl } from "./Request.js"
-import { handle } from "./Handle.js"
+import type { ApiKeys } from "../platform/ApiKeys.js"
+import { ResponsesService, type ServiceError } from "./Service.js"
+import { type HttpError, httpError, invalid } from "../http/Errors.js"
+import { authenticate, readJson, requestUrl } from "../http/Request.js"
+import { handle } from "../http/Handle.js"
 
 /** What this surface's routes need. */
 export type Services = ApiKeys | ResponsesService | SqlClient.SqlClient | Registry.Registry

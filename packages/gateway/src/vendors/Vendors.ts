@@ -7,8 +7,8 @@ import type { VendorAdapter } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Settings } from "./Config.js"
-import * as Sandbox from "./Sandbox.js"
+import { Settings } from "../platform/Config.js"
+import * as Sandbox from "../tasks/Sandbox.js"
 
 /** Every vendor SPEC.md names. */
 export const vendorIds = ["vendor-a", "vendor-b", "vendor-c", "vendor-d", "vendor-e"] as const
