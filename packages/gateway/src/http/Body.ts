@@ -156,6 +156,11 @@ const readNode = (
       release()
       resume(Effect.fail(refusal ?? httpError(400, "the request body could not be read")))
     }
+    if (req.readableEnded) {
+      // Read already (nothing is left to arrive): an empty body rather than a wait forever.
+      done = true
+      return resume(Effect.succeed(Buffer.alloc(0)))
+    }
     req.on("data", onData)
     req.on("end", onEnd)
     req.on("error", onError)
