@@ -175,11 +175,12 @@ describe("hardening", () => {
           hold
         }))
         const filler = (bytes: number) => JSON.stringify({ prompt: "x".repeat(bytes - 14) })
-        // Until the server has counted A's bytes, a second request of A passes; then it is a 429.
+        // Until the server has counted all of A's bytes (> 1,000,000), a second request of A passes
+        // (1,000,000 + 500,000 fits in 1,500,000); then it is a 429.
         let tenant: Answer | undefined
         const deadline = Date.now() + 10_000
         while (Date.now() < deadline) {
-          const answer = yield* raw(p, { path: e5, headers: json(Harness.tokenA), body: [filler(800_000)] })
+          const answer = yield* raw(p, { path: e5, headers: json(Harness.tokenA), body: [filler(500_000)] })
           if (answer.status === 429) {
             tenant = answer
             break
@@ -201,7 +202,6 @@ describe("hardening", () => {
         assert.strictEqual(fits.status, 202, fits.text)
         // Once A's request is answered, its bytes are free again.
         release()
-        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 0)))
         const done = yield* Effect.fromFiber(holding)
         assert.strictEqual(done.status, 400)
         const again = yield* raw(p, { path: e5, headers: json(Harness.tokenA), body: [filler(800_000)] })
