@@ -16,6 +16,7 @@ import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
 import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
+import * as Limits from "./http/Limits.js"
 import * as Server from "./http/Server.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
 import * as MediaStore from "./platform/MediaStore.js"
@@ -78,7 +79,7 @@ export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   const app = yield* Server.app
   return HttpServer.serve(app).pipe(
-    Layer.provide(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), { port: settings.port, host: settings.host }))
+    Layer.provide(NodeHttpServer.layer(() => createServer(Limits.serverOptions(settings)), { port: settings.port, host: settings.host }))
   )
 }))
 

@@ -236,8 +236,8 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   const maxBodyBytes = Math.max(...entries.map((e) => e.maxBodyBytes))
   const names = [...byModel.keys()].join(", ")
   return Effect.gen(function*() {
-    yield* authenticate
-    const json = yield* readJson(maxBodyBytes)
+    const principal = yield* authenticate
+    const json = yield* readJson(maxBodyBytes, principal.tenant)
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
       return yield* invalid([{ param: "body", message: "the request body must be a JSON object" }])
     }

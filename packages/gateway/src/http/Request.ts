@@ -2,16 +2,17 @@
  * Reading requests: bearer authentication and JSON bodies with the limits of the route.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
 import { httpError } from "./Errors.js"
+import { singleAuthorization } from "./Limits.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
 
 /** The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. */
 export const authenticate = Effect.gen(function*() {
+  yield* singleAuthorization
   const request = yield* HttpServerRequest.HttpServerRequest
   const header = request.headers["authorization"]
   if (header === undefined || header.length === 0) {
@@ -32,34 +33,8 @@ export const authenticate = Effect.gen(function*() {
   return principal.value satisfies Principal
 })
 
-/**
- * Reads a JSON body of at most `maxBytes`: 415 unless the content type is JSON, 413 when larger,
- * 400 when it does not parse. Parsed once; never re-serialised here.
- */
-export const readJson = (maxBytes: number) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const type = request.headers["content-type"]
-    if (type === undefined || !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
-      return yield* httpError(415, "the request body must be JSON: send Content-Type: application/json")
-    }
-    const declared = Number(request.headers["content-length"])
-    const tooLarge = () => httpError(413, `the request body exceeds ${maxBytes} bytes`)
-    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge()
-    const text = yield* request.text.pipe(
-      IncomingMessage.withMaxBodySize(Option.some(maxBytes)),
-      Effect.mapError((e) =>
-        String(e.cause ?? e).includes("max") || String(e).includes("size")
-          ? tooLarge()
-          : httpError(400, "the request body could not be read"))
-    )
-    if (text.length === 0) return yield* httpError(400, "the request body is empty; send a JSON object", { param: "body" })
-    try {
-      return JSON.parse(text) as unknown
-    } catch (e) {
-      return yield* httpError(400, `malformed JSON: ${(e as Error).message}`, { param: "body" })
-    }
-  })
+/** Reads a JSON body with the route's limits (http/Body.ts). */
+export { readJson } from "./Body.js"
 
 /**
  * A request's URL, or `undefined` when it does not parse (`//%5B`): such a request is simply not

@@ -29,6 +29,12 @@ export interface GatewaySettings {
   /** How many tasks one worker pass claims, and how many it runs at once. */
   readonly workerBatch: number
   readonly workerConcurrency: number
+  /** Time to receive a request's headers, and the whole request (http/Limits.ts). */
+  readonly headersTimeoutMs?: number
+  readonly requestTimeoutMs?: number
+  /** Request-body bytes held at once by the process, and by one tenant (http/Limits.ts). */
+  readonly bodyBytesInFlight?: number
+  readonly tenantBodyBytesInFlight?: number
 }
 
 /** The settings in force. */
@@ -94,6 +100,22 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "GATEWAY_WORKER_CONCURRENCY must be >= 1", validation: (n) => n >= 1 }),
     Config.withDefault(64)
+  ),
+  headersTimeoutMs: Config.integer("GATEWAY_HEADERS_TIMEOUT_MS").pipe(
+    Config.validate({ message: "GATEWAY_HEADERS_TIMEOUT_MS must be >= 100", validation: (n) => n >= 100 }),
+    Config.withDefault(10_000)
+  ),
+  requestTimeoutMs: Config.integer("GATEWAY_REQUEST_TIMEOUT_MS").pipe(
+    Config.validate({ message: "GATEWAY_REQUEST_TIMEOUT_MS must be >= 100", validation: (n) => n >= 100 }),
+    Config.withDefault(120_000)
+  ),
+  bodyBytesInFlight: Config.integer("GATEWAY_BODY_BYTES_IN_FLIGHT").pipe(
+    Config.validate({ message: "GATEWAY_BODY_BYTES_IN_FLIGHT must be >= 1", validation: (n) => n >= 1 }),
+    Config.withDefault(256 * 1024 * 1024)
+  ),
+  tenantBodyBytesInFlight: Config.integer("GATEWAY_TENANT_BODY_BYTES_IN_FLIGHT").pipe(
+    Config.validate({ message: "GATEWAY_TENANT_BODY_BYTES_IN_FLIGHT must be >= 1", validation: (n) => n >= 1 }),
+    Config.withDefault(64 * 1024 * 1024)
   )
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({

@@ -11,11 +11,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import init from "./migrations/0001_init.js"
 import responses from "./migrations/0002_responses.js"
 import { Settings } from "./Config.js"
+import * as Files from "./Files.js"
 
 const migrate = Migrator.make({})({
   loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses }),
@@ -36,7 +36,11 @@ const sqlitePragmas = Effect.gen(function*() {
 /** A SQLite client on `file` (created with its folder if missing) with migrations applied. */
 export const sqlite = (file: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
   Layer.unwrapEffect(Effect.sync(() => {
-    if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true })
+    if (file !== ":memory:") {
+      Files.privateDir(path.dirname(file))
+      // SQLite gives its -wal and -shm files the database file's mode.
+      Files.privateFile(file)
+    }
     return Layer.effectDiscard(Effect.zipRight(sqlitePragmas, migrate)).pipe(
       Layer.provideMerge(SqliteClient.layer({ filename: file }))
     )

@@ -15,6 +15,7 @@ import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Readable } from "node:stream"
 import { Settings } from "./Config.js"
+import * as Files from "./Files.js"
 
 /** A media file could not be written or read. */
 export class MediaError extends Error {
@@ -47,8 +48,8 @@ const make = Effect.gen(function*() {
   const settings = yield* Settings
   const root = path.join(settings.dataDir, "media")
   const inputs = path.join(settings.dataDir, "inputs")
-  yield* Effect.promise(() => fsp.mkdir(root, { recursive: true }))
-  yield* Effect.promise(() => fsp.mkdir(inputs, { recursive: true }))
+  yield* Effect.promise(() => Files.privateDirAsync(root))
+  yield* Effect.promise(() => Files.privateDirAsync(inputs))
 
   // One secret for all replicas: the first to start stores it, the others read it.
   const candidate = randomBytes(32).toString("base64url")
@@ -97,10 +98,10 @@ const make = Effect.gen(function*() {
       const key = `${taskId}/${index}.${extensionFor(contentType)}`
       const file = fileOf(key)
       const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
-      yield* Effect.promise(() => fsp.mkdir(path.dirname(file), { recursive: true }))
+      yield* Effect.promise(() => Files.privateDirAsync(path.dirname(file)))
       const bytes = yield* Effect.acquireUseRelease(
         Effect.sync(() => {
-          const out = fs.createWriteStream(tmp)
+          const out = fs.createWriteStream(tmp, { mode: Files.fileMode })
           // Write errors reach the callbacks below; without a listener Node would also throw them
           // as an unhandled 'error' event and end the process (a full disk must fail one task only).
           out.on("error", () => {})
@@ -173,8 +174,8 @@ const make = Effect.gen(function*() {
     Effect.tryPromise({
       try: async () => {
         const dir = path.join(inputs, taskId)
-        await fsp.mkdir(dir, { recursive: true })
-        await fsp.writeFile(path.join(dir, `${index}.txt`), value)
+        await Files.privateDirAsync(dir)
+        await fsp.writeFile(path.join(dir, `${index}.txt`), value, { mode: Files.fileMode })
         return `${taskId}/${index}`
       },
       catch: (e) => new MediaError(String(e))

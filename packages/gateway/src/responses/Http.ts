@@ -20,6 +20,7 @@ import type { ApiKeys } from "../platform/ApiKeys.js"
 import { ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
+import * as EventStream from "../http/EventStream.js"
 import { handle } from "../http/Handle.js"
 
 /** What this surface's routes need. */
@@ -55,11 +56,33 @@ export const toHttpError = (error: ServiceError): HttpError => {
 const frame = (event: Responses.ResponseEvent): string =>
   Sse.encoder.write({ _tag: "Event", event: event.type, id: undefined, data: JSON.stringify(event) })
 
+/**
+ * The frames of a response's events, the first one produced before the answer is committed (a
+ * failure before it is an HTTP error, never an empty `200`); a later failure ends the stream with
+ * an `error` event.
+ */
+const guardedFrames = (events: Stream.Stream<Responses.ResponseEvent>) => {
+  let sequence = -1
+  const encode = (event: Responses.ResponseEvent) => {
+    sequence = event.sequence_number
+    return frame(event)
+  }
+  const errorFrame = () =>
+    frame({
+      type: "error",
+      sequence_number: sequence + 1,
+      code: "internal_error",
+      message: "the gateway failed while streaming this response; the request id identifies it in the gateway's log",
+      param: null
+    })
+  return EventStream.started(events, encode, errorFrame)
+}
+
 /** `POST <entry.path>`: validate, then answer with the response object or its event stream. */
 export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
-    const json = yield* readJson(entry.maxBodyBytes)
+    const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
     const checked = Validate.validate(entry, json)
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const service = yield* ResponsesService
@@ -68,7 +91,8 @@ export const create = (entry: ModelEntry.ModelEntry) =>
     const headers = sandboxHeader(service.mode)
     if (request.body["stream"] === true) {
       const events = yield* Effect.mapError(service.stream(request), toHttpError)
-      return HttpServerResponse.stream(Stream.encodeText(Stream.map(events, frame)), {
+      const frames = yield* guardedFrames(events)
+      return HttpServerResponse.stream(Stream.encodeText(frames), {
         contentType: "text/event-stream",
         headers: { ...headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
       })

@@ -43,7 +43,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
     const request = yield* HttpServerRequest.HttpServerRequest
-    const json = yield* readJson(entry.maxBodyBytes)
+    const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
     const checked = Validate.validate(entry, json)
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const vendors = yield* Vendors

@@ -1,0 +1,222 @@
+/**
+ * Request bodies read defensively: the media type, the route's size limit (with or without
+ * `Content-Length`: a clean 413 either way, never a reset connection), the bytes of bodies in flight
+ * per process and per tenant (503/429 with `Retry-After` beyond), and the nesting depth of the JSON
+ * (400 naming the field beyond `maxJsonDepth`, checked without recursion before anything recursive
+ * runs on the value).
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Http from "node:http"
+import { Settings } from "../platform/Config.js"
+import { HttpError, httpError } from "./Errors.js"
+import { type Budget, budgetOf, nodeRequest, nodeResponse } from "./Limits.js"
+
+/** The deepest nesting of arrays and objects a JSON body may have (the body itself is level 1). */
+export const maxJsonDepth = 64
+
+/** Formats a path as `a.b[2].c` (the form of validation errors). */
+const formatPath = (path: ReadonlyArray<string | number>): string =>
+  path.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? key : `${acc}.${key}`), "")
+
+/**
+ * The path of the first value nested deeper than `limit`, or `undefined`. Walks with an explicit
+ * stack, so no depth of input can overflow the call stack.
+ */
+export const tooDeep = (value: unknown, limit: number = maxJsonDepth): ReadonlyArray<string | number> | undefined => {
+  if (value === null || typeof value !== "object") return undefined
+  const stack: Array<{ readonly value: object; readonly path: ReadonlyArray<string | number> }> = [{ value, path: [] }]
+  while (stack.length > 0) {
+    const { path, value: node } = stack.pop()!
+    if (path.length >= limit) return path
+    const children: Array<[string | number, unknown]> = Array.isArray(node)
+      ? node.map((v, i) => [i, v])
+      : Object.entries(node)
+    for (let i = children.length - 1; i >= 0; i--) {
+      const [key, child] = children[i]!
+      if (child !== null && typeof child === "object") stack.push({ value: child, path: [...path, key] })
+    }
+  }
+  return undefined
+}
+
+/** A 400 for a body nested beyond the limit, naming the field where it goes too deep. */
+const nestingError = (path: ReadonlyArray<string | number>) => {
+  const field = formatPath(path.slice(0, 8)) + (path.length > 8 ? "…" : "")
+  return httpError(400, `${field}: nested deeper than ${maxJsonDepth} levels of arrays and objects`, {
+    param: formatPath(path.slice(0, 8)) || "body"
+  })
+}
+
+const retryAfter = { "retry-after": "1" }
+const overTenant = () =>
+  httpError(429, "too many request bytes in flight for this tenant; retry after the current requests finish", {
+    headers: retryAfter,
+    openAiCode: "rate_limit_exceeded"
+  })
+const overProcess = () =>
+  httpError(503, "the gateway is receiving too many request bytes at once; retry shortly", {
+    headers: retryAfter,
+    openAiType: "api_error"
+  })
+
+/** The same error, answered with `Connection: close`. */
+const withClose = (e: HttpError) =>
+  new HttpError({
+    status: e.status,
+    title: e.title,
+    detail: e.detail,
+    param: e.param,
+    openAiType: e.openAiType,
+    openAiCode: e.openAiCode,
+    headers: { ...e.headers, connection: "close" }
+  })
+
+/** After a refusal, how much more of the body is read and discarded so the answer arrives cleanly. */
+const drainBytes = 16 * 1024 * 1024
+const drainMs = 2_000
+
+/**
+ * Reads the body of a Node request: counts every chunk against `maxBytes` and the budget, and
+ * once a limit is passed keeps reading (discarding) for a bounded while, so the client receives the
+ * answer rather than a reset; past that bound the answer closes the connection.
+ */
+const readNode = (
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse | undefined,
+  maxBytes: number,
+  budget: Budget | undefined,
+  tenant: string | undefined
+) =>
+  Effect.async<Buffer, HttpError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    let refusal: HttpError | undefined
+    let discarded = 0
+    let done = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const held = { bytes: 0 }
+    const release = () => {
+      if (budget !== undefined && held.bytes > 0) budget.release(tenant, held.bytes)
+      held.bytes = 0
+    }
+    // The bytes stay reserved while the request is handled (its body lives on in parsed form).
+    res?.once("close", release)
+    const cleanup = () => {
+      done = true
+      if (timer !== undefined) clearTimeout(timer)
+      req.off("data", onData)
+      req.off("end", onEnd)
+      req.off("error", onError)
+      req.off("aborted", onError)
+    }
+    const refuse = (error: HttpError) => {
+      refusal = error
+      chunks.length = 0
+      release()
+      timer = setTimeout(() => finish(true), drainMs)
+      timer.unref?.()
+    }
+    const finish = (close: boolean) => {
+      if (done) return
+      cleanup()
+      if (refusal === undefined) return resume(Effect.succeed(Buffer.concat(chunks, bytes)))
+      if (close) {
+        // Keep discarding whatever still arrives; the answer ends the connection.
+        req.on("error", () => {})
+        req.resume()
+        return resume(Effect.fail(withClose(refusal)))
+      }
+      return resume(Effect.fail(refusal))
+    }
+    function onData(chunk: Buffer) {
+      if (refusal !== undefined) {
+        discarded += chunk.length
+        if (discarded > drainBytes) finish(true)
+        return
+      }
+      bytes += chunk.length
+      if (bytes > maxBytes) return refuse(httpError(413, `the request body exceeds ${maxBytes} bytes`))
+      if (budget !== undefined) {
+        const over = budget.reserve(tenant, chunk.length, held.bytes)
+        if (over === "tenant") return refuse(overTenant())
+        if (over === "process") return refuse(overProcess())
+        held.bytes += chunk.length
+      }
+      chunks.push(chunk)
+    }
+    function onEnd() {
+      finish(false)
+    }
+    function onError() {
+      if (done) return
+      cleanup()
+      release()
+      resume(Effect.fail(refusal ?? httpError(400, "the request body could not be read")))
+    }
+    if (req.readableEnded) {
+      // Read already (nothing is left to arrive): an empty body rather than a wait forever.
+      done = true
+      return resume(Effect.succeed(Buffer.alloc(0)))
+    }
+    req.on("data", onData)
+    req.on("end", onEnd)
+    req.on("error", onError)
+    req.on("aborted", onError)
+    req.resume()
+    return Effect.sync(() => {
+      cleanup()
+      release()
+    })
+  })
+
+/**
+ * Reads a JSON body of at most `maxBytes`: 415 unless the content type is JSON, 413 when larger,
+ * 429/503 when the tenant's or the process's bytes in flight are exhausted, 400 when it does not
+ * parse or nests too deep. Parsed once; never re-serialised here.
+ */
+export const readJson = (maxBytes: number, tenant?: string) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const type = request.headers["content-type"]
+    if (type === undefined || !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
+      return yield* httpError(415, "the request body must be JSON: send Content-Type: application/json")
+    }
+    const declared = Number(request.headers["content-length"])
+    const tooLarge = () => httpError(413, `the request body exceeds ${maxBytes} bytes`)
+    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge()
+    const req = nodeRequest(request)
+    let text: string
+    if (req !== undefined) {
+      const settings = yield* Effect.serviceOption(Settings)
+      const budget = Option.isSome(settings) ? budgetOf(settings.value) : undefined
+      if (budget !== undefined && Number.isFinite(declared) && declared > 0) {
+        // Refused before a byte is read when the declared size cannot fit.
+        const over = budget.wouldExceed(tenant, declared)
+        if (over === "tenant") return yield* overTenant()
+        if (over === "process") return yield* overProcess()
+      }
+      text = (yield* readNode(req, nodeResponse(request), maxBytes, budget, tenant)).toString("utf8")
+    } else {
+      text = yield* request.text.pipe(
+        IncomingMessage.withMaxBodySize(Option.some(maxBytes)),
+        Effect.mapError((e) =>
+          String(e.cause ?? e).includes("max") || String(e).includes("size")
+            ? tooLarge()
+            : httpError(400, "the request body could not be read"))
+      )
+    }
+    if (text.length === 0) return yield* httpError(400, "the request body is empty; send a JSON object", { param: "body" })
+    let json: unknown
+    try {
+      // V8 parses without recursion; the depth is checked before anything recursive sees the value.
+      json = JSON.parse(text)
+    } catch (e) {
+      return yield* httpError(400, `malformed JSON: ${(e as Error).message}`, { param: "body" })
+    }
+    const deep = tooDeep(json)
+    if (deep !== undefined) return yield* nestingError(deep)
+    return json
+  })
