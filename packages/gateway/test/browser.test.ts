@@ -56,7 +56,7 @@ const playground = async (model: string, width?: number): Promise<Page> => {
   await page.goto(`${base}/playground#${encodeURIComponent(model)}`)
   await page.getByLabel("API token").fill(token)
   await page.getByRole("button", { name: "Use token" }).click()
-  await page.waitForFunction((id) => (document.getElementById("model") as HTMLSelectElement).value === id && document.querySelector("#fields .field") !== null, model, { timeout: TIMEOUT })
+  await page.waitForFunction(`document.getElementById("model").value === ${JSON.stringify(model)} && document.querySelector("#fields .field") !== null`, undefined, { timeout: TIMEOUT })
   return page
 }
 
@@ -155,16 +155,17 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
   it("the playground submits an E4 task, follows it and plays the video", async () => {
     const page = await playground("vendor-b/vid2.5-t2v-preview")
     await page.getByRole("button", { name: "Send" }).click()
-    await page.waitForFunction(() => {
-      const video = document.querySelector("#media video") as HTMLVideoElement | null
-      return video !== null && video.readyState >= 2 && video.error === null
-    }, undefined, { timeout: TIMEOUT })
+    // HAVE_CURRENT_DATA or better: the browser decoded the video and can play it.
+    await page.waitForFunction(`(() => { const v = document.querySelector("#media video"); return v !== null && v.readyState >= 2 && v.error === null })()`, undefined, { timeout: TIMEOUT })
     expect(await page.locator("#status").innerText()).toBe("completed")
-    const duration = await page.locator("#media video").evaluate((v) => (v as HTMLVideoElement).duration)
+    const duration = await page.evaluate(`document.querySelector("#media video").duration`)
     expect(duration).toBeGreaterThan(0)
     const src = await page.locator("#media video").getAttribute("src")
     expect(src?.startsWith(`${base}/media/`)).toBe(true)
-    if (screenshots !== undefined) await page.screenshot({ path: path.join(screenshots, "playground-desktop.png") })
+    if (screenshots !== undefined) {
+      await page.evaluate("window.scrollTo(0, 0)")
+      await page.screenshot({ path: path.join(screenshots, "playground-desktop.png") })
+    }
     await page.close()
   }, TIMEOUT)
 
@@ -185,7 +186,7 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
     const e8 = await playground("vendor-c/clip-v2.6/image-to-video", 390)
     await e8.locator("#f-image").fill("")
     await e8.getByRole("button", { name: "Send" }).click()
-    await e8.waitForFunction(() => (document.getElementById("f-image-error")?.textContent ?? "") !== "", undefined, { timeout: TIMEOUT })
+    await e8.waitForFunction(`document.getElementById("f-image-error").textContent !== ""`, undefined, { timeout: TIMEOUT })
     expect(await e8.locator("#f-image-error").innerText()).toContain("is required unless image_tail is given")
     expect(await e8.locator("#status").innerText()).toContain("400")
     if (screenshots !== undefined) await e8.screenshot({ path: path.join(screenshots, "playground-phone.png"), fullPage: true })
@@ -195,26 +196,19 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
   it("E2 streams text as it arrives", async () => {
     const page = await playground("vendor-a/responses")
     await page.locator("#f-stream").selectOption("true")
-    await page.evaluate(() => {
-      const w = window as unknown as { changes: number }
-      w.changes = 0
-      new MutationObserver((records) => (w.changes += records.length)).observe(document.getElementById("text")!, { childList: true, characterData: true, subtree: true })
-    })
+    await page.evaluate(`window.changes = 0; new MutationObserver((records) => { window.changes += records.length }).observe(document.getElementById("text"), { childList: true, characterData: true, subtree: true })`)
     await page.getByRole("button", { name: "Send" }).click()
-    await page.waitForFunction(() => document.getElementById("status")?.textContent === "completed", undefined, { timeout: TIMEOUT })
+    await page.waitForFunction(`document.getElementById("status").textContent === "completed"`, undefined, { timeout: TIMEOUT })
     expect((await page.locator("#text").innerText()).length).toBeGreaterThan(0)
     // Several deltas, each appended as it came.
-    expect(await page.evaluate(() => (window as unknown as { changes: number }).changes)).toBeGreaterThan(1)
+    expect(await page.evaluate("window.changes")).toBeGreaterThan(1)
     await page.close()
   }, TIMEOUT)
 
   it("E1 shows the generated image", async () => {
     const page = await playground("vendor-d/image-model-2.5-flash-image-preview")
     await page.getByRole("button", { name: "Send" }).click()
-    await page.waitForFunction(() => {
-      const img = document.querySelector("#media img.result") as HTMLImageElement | null
-      return img !== null && img.complete && img.naturalWidth > 0
-    }, undefined, { timeout: TIMEOUT })
+    await page.waitForFunction(`(() => { const img = document.querySelector("#media img.result"); return img !== null && img.complete && img.naturalWidth > 0 })()`, undefined, { timeout: TIMEOUT })
     expect(await page.locator("#status").innerText()).toBe("completed")
     await page.close()
   }, TIMEOUT)

@@ -106,11 +106,11 @@ const fieldsTable = (schema: Json, doc: Json): string => {
   const rows = rowsOf(schema, doc)
   if (rows.length === 0) return `<p class="muted">No body.</p>`
   const body = rows.map((r) =>
-    `<tr><td>${code(r.path)}${r.required ? ` <span class="badge">required</span>` : ""}</td><td>${escape(r.type)}</td>` +
-    `<td>${r.bounds.join("; ")}${r.fallback !== undefined ? `${r.bounds.length > 0 ? "; " : ""}default ${code(JSON.stringify(r.fallback))}` : ""}</td>` +
+    `<tr><td class="name">${code(r.path)}${r.required ? ` <span class="badge">required</span>` : ""}</td><td data-label="type">${escape(r.type)}</td>` +
+    `<td data-label="bounds">${r.bounds.join("; ")}${r.fallback !== undefined ? `${r.bounds.length > 0 ? "; " : ""}default ${code(JSON.stringify(r.fallback))}` : ""}</td>` +
     `<td class="desc">${escape(r.description)}</td></tr>`
   ).join("")
-  return `<div class="table"><table><thead><tr><th scope="col">field</th><th scope="col">type</th><th scope="col">bounds</th><th scope="col">meaning</th></tr></thead><tbody>${body}</tbody></table></div>`
+  return `<div class="table"><table class="fields"><thead><tr><th scope="col">field</th><th scope="col">type</th><th scope="col">bounds</th><th scope="col">meaning</th></tr></thead><tbody>${body}</tbody></table></div>`
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -141,7 +141,9 @@ function buildForm() {
     var id = "f-" + name;
     var wrap = el("div", { class: "field", "data-field": name });
     var label = el("label", { for: id }, [name + (isReq ? " (required)" : "")]);
-    var hint = [prop.description || "", hintOf(w)].filter(Boolean).join(" — ");
+    var bounds = hintOf(w);
+    if (bounds && (prop.description || "").toLowerCase().indexOf(bounds.toLowerCase()) >= 0) bounds = "";
+    var hint = [prop.description || "", bounds].filter(Boolean).join(" — ");
     if (hint) label.appendChild(el("span", { class: "hint", id: id + "-hint", text: hint }));
     wrap.appendChild(label);
     var input;
@@ -173,22 +175,24 @@ function buildForm() {
     }
     if (hint) input.setAttribute("aria-describedby", id + "-hint");
     wrap.appendChild(input);
+    wrap.appendChild(el("div", { class: "field-error", id: id + "-error", role: "alert" }));
     var file = null;
+    // Where the model takes raw Base64 only, the file goes without its data-URL prefix.
+    var raw = /raw base64/i.test(prop.description || "");
     if (looksLikeImage(name) && (w.kind === "string" || w.kind === "messages")) {
       var fid = id + "-file";
       file = el("input", { id: fid, type: "file", accept: "image/png,image/jpeg,image/webp" });
-      var flabel = el("label", { for: fid, class: "hint" }, [w.kind === "messages" ? "input image (optional), sent inline as a data URL" : "or choose a file (sent inline as Base64)"]);
+      var flabel = el("label", { for: fid, class: "hint" }, [w.kind === "messages" ? "Input image (optional), sent inline as a data URL" : "Or choose a file for " + name + " (sent inline as " + (raw ? "raw Base64)" : "a data URL)")]);
       wrap.appendChild(flabel);
       wrap.appendChild(file);
       if (w.kind === "string") file.addEventListener("change", function () {
         var f = file.files[0];
         if (!f) return;
         var reader = new FileReader();
-        reader.onload = function () { input.value = reader.result; };
+        reader.onload = function () { input.value = raw ? String(reader.result).replace(/^data:[^,]*,/, "") : reader.result; };
         reader.readAsDataURL(f);
       });
     }
-    wrap.appendChild(el("div", { class: "field-error", id: id + "-error", role: "alert" }));
     box.appendChild(wrap);
     state.fields.push({ name: name, prop: prop, w: w, required: isReq, input: input, file: file });
   });
@@ -515,6 +519,7 @@ export const html = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Genway playground</title><style>${css}
 .layout{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:20px;align-items:start}
 @media (max-width:860px){.layout{grid-template-columns:minmax(0,1fr)}}
+label.hint{font-weight:400;color:var(--muted);font-size:13px;margin-top:6px}
 #raw{max-height:320px}#text{white-space:pre-wrap;font-size:15px}
 #result{position:sticky;top:8px}@media (max-width:860px){#result{position:static}}
 #media video,#media img.result{width:100%;height:auto;margin-top:8px}

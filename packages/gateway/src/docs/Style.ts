@@ -56,5 +56,9 @@ video,img.result{max-width:100%;border-radius:6px;border:1px solid var(--line);b
 .checkbox{display:flex;gap:8px;align-items:center;font-weight:600;margin:10px 0 3px}
 .checkbox input{width:auto}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
-@media (max-width:600px){body{font-size:15px}h1{font-size:22px}main{padding:6px 12px 40px}th,td{padding:4px 6px}}
+@media (max-width:600px){table.fields thead{display:none}table.fields,table.fields tbody,table.fields tr,table.fields td{display:block;width:100%}
+table.fields tr{border:1px solid var(--line);border-radius:6px;margin:0 0 8px;padding:4px 0}table.fields td{border:0;padding:2px 8px}
+table.fields td.name{background:var(--panel)}table.fields td[data-label]:empty{display:none}
+table.fields td[data-label]::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}
+body{font-size:15px}h1{font-size:22px}main{padding:6px 12px 40px}th,td{padding:4px 6px}}
 `
