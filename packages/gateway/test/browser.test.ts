@@ -169,6 +169,38 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
     await page.close()
   }, TIMEOUT)
 
+  it("the playground follows the task's event stream where the gateway serves it, with progress", async () => {
+    const page = await playground("vendor-b/vid2.5-t2v-preview")
+    const streamed: Array<string> = []
+    // The stream as DESIGN.md §8 shapes it; served here so the page's reader is tested on its own.
+    await page.route("**/events", async (route) => {
+      const taskUrl = route.request().url().replace(/\/events$/, "")
+      streamed.push(route.request().headers()["authorization"] ?? "")
+      const id = taskUrl.split("/").pop()
+      const info = (status: string) => ({ id, status, created_at: "2025-01-01T00:00:00Z", updated_at: "2025-01-01T00:00:01Z" })
+      const frame = (n: number, event: string, data: object) => `id: ${n}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+      await route.fulfill({
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+        body: frame(1, "task.pending", { task_info: info("pending"), model: "vendor-b/vid2.5-t2v-preview", url: taskUrl }) +
+          ": keep-alive\n\n" +
+          frame(2, "task.processing", { task_info: info("processing"), progress: { percent: 40, eta_seconds: 3, source: "vendor" }, url: taskUrl }) +
+          frame(3, "task.completed", { task_info: info("completed"), videos: [], url: taskUrl })
+      })
+    })
+    await page.evaluate(`window.etas = []; new MutationObserver((records) => { for (const r of records) for (const n of r.addedNodes) window.etas.push(n.textContent) }).observe(document.getElementById("eta"), { childList: true })`)
+    const before = requests.length
+    await page.getByRole("button", { name: "Send" }).click()
+    await page.waitForFunction(`document.getElementById("status").textContent === "completed"`, undefined, { timeout: TIMEOUT })
+    expect(streamed).toEqual([`Bearer ${token}`])
+    expect(await page.locator("#via").innerText()).toContain("event stream")
+    expect(await page.evaluate("window.etas")).toContain("about 3 s left")
+    // Followed by the stream alone: the retrieve route was never polled.
+    const created = requests.slice(before).filter((u) => /\/generation\/[0-9a-f-]{36}$/.test(u))
+    expect(created).toEqual([])
+    await page.close()
+  }, TIMEOUT)
+
   it("a bound is checked by field before sending, and the server's 400 is shown by field", async () => {
     const page = await playground("vendor-b/vid2.5-t2v-preview")
     const before = requests.length
