@@ -144,6 +144,7 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
     expect(e4).toMatch(/prompt_extend[\s\S]*rewrite and enrich the prompt/)
     expect(await page.locator("#other-routes + .table").innerText()).toContain("/v1/models")
     if (screenshots !== undefined) {
+      await page.goto(`${base}/docs#contents`)
       await page.screenshot({ path: path.join(screenshots, "docs-desktop.png") })
       await page.setViewportSize({ width: 390, height: 844 })
       await page.goto(`${base}/docs#${anchorOf("vendor-b/vid2.5-t2v-preview")}`)
