@@ -235,6 +235,13 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
     expect((await page.locator("#text").innerText()).length).toBeGreaterThan(0)
     // Several deltas, each appended as it came.
     expect(await page.evaluate("window.changes")).toBeGreaterThan(1)
+    // In the background: answered at once, then followed on the retrieve route until done.
+    await page.locator("#f-stream").selectOption("")
+    await page.locator("#f-background").selectOption("true")
+    await page.locator("#f-store").selectOption("true")
+    await page.evaluate(`document.getElementById("status").textContent = ""; document.getElementById("text").textContent = ""`)
+    await page.getByRole("button", { name: "Send" }).click()
+    await page.waitForFunction(`document.getElementById("status").textContent === "completed" && document.getElementById("text").textContent !== ""`, undefined, { timeout: TIMEOUT })
     await page.close()
   }, TIMEOUT)
 

@@ -432,6 +432,26 @@ function appendParts(content, out) {
   });
 }
 
+/** A model response; a background one (queued, in_progress) is polled on its retrieve route. */
+function showResponse(body, path, run) {
+  if (run !== state.run) return;
+  $("text").textContent = body.output_text || "";
+  $("raw").textContent = JSON.stringify(body, null, 2);
+  var status = body.status || "completed";
+  setStatus(status, status === "completed" ? "completed" : status === "failed" ? "failed" : "");
+  if ((status === "queued" || status === "in_progress") && body.id) {
+    $("via").textContent = "background response: polling " + path + "/" + body.id;
+    setTimeout(function () {
+      fetch(path + "/" + encodeURIComponent(body.id), { headers: authHeaders() }).then(function (r) {
+        return r.json().then(function (next) {
+          if (!r.ok) { setStatus("retrieve answered " + r.status + ": " + errorText(next), "failed"); return; }
+          showResponse(next, path, run);
+        });
+      }).catch(function (e) { setStatus("retrieve failed: " + e.message, "failed"); });
+    }, 1000);
+  }
+}
+
 function submit(ev) {
   ev.preventDefault();
   if (!state.model) return;
@@ -486,8 +506,7 @@ function submit(ev) {
           return follow(location.origin + path + "/" + id, run);
         }
         if (m.kind === "chat") { chatResult(body); setStatus("completed", "completed"); return; }
-        $("text").textContent = body.output_text || "";
-        setStatus(body.status || "completed", body.status === "completed" ? "completed" : "");
+        showResponse(body, path, run);
       });
     }).catch(function (e) { setStatus("request failed: " + e.message, "failed"); })
       .then(function () { $("submit").disabled = false; });
