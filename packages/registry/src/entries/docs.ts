@@ -268,7 +268,7 @@ export const reelExample = { prompt: "A paper airplane glides over a city at dus
 export const clip: Docs = {
   image:
     "First frame: a public URL, or raw Base64 without a data-URL prefix. JPEG or PNG, at most 10 MB, each side at least 300 px, aspect ratio between 1:2.5 and 2.5:1. Required unless image_tail is given.",
-  image_tail: "Last frame to end on, same rules as image. Cannot be combined with masks when image is also given.",
+  image_tail: "Last frame to end on: a public URL or raw Base64 (no data-URL prefix), same rules as image. Cannot be combined with masks when image is also given.",
   prompt:
     "What happens, at most 2500 characters. <<<voice_1>>> and <<<voice_2>>> mark lines spoken with the voices of voice_list.",
   negative_prompt: "What the result should avoid, at most 2500 characters.",
