@@ -155,7 +155,7 @@ describe("discoverability", () => {
         const client = yield* HttpClient.HttpClient
         const docs = yield* client.execute(HttpClientRequest.get("/docs")).pipe(Effect.flatMap((r) => r.text), Effect.scoped)
         assert.include(docs, "vid2.5-t2v-preview")
-        assert.include(docs, "max length 2000")
+        assert.include(docs, "at most 2000 characters")
         const ready = yield* raw("GET", "/readyz", undefined, {})
         assert.strictEqual(ready.status, 200)
       }))

@@ -162,6 +162,10 @@ const taskGroup = (entry: ModelEntry.TaskEntry) =>
         .setPath(TaskIdPath)
         .addSuccess(entry.result === "videos" ? VideoTaskResult : ImageTaskResult)
         .annotate(OpenApi.Summary, "Retrieve a task")
+        .annotate(
+          OpenApi.Description,
+          `The task's state (pending, processing, completed, failed). Completed: \`${entry.result}\` holds signed URLs of the results. Failed: \`task_info.error\` {code, title, detail}, code 400 when the vendor refused the request, 3001 for execution errors and deadline expiry. Another tenant's task is a 404.`
+        )
     )
     .addError(TaskBadRequest)
     .addError(TaskForbidden)

@@ -163,3 +163,32 @@ export const optionalNullable = <S extends Schema.Schema.Any>(s: S) => Schema.op
 
 /** Marks the struct as rejecting unknown fields, so typos are caught with the field named. */
 export const strict = { onExcessProperty: "error" } as const
+
+/** What a field means, for the OpenAPI document: a description, and where useful its default. */
+export type FieldDoc = string | { readonly description: string; readonly default?: unknown }
+
+/**
+ * Annotates a struct's fields (on their property signatures, so the field schemas and their
+ * messages are untouched) with what each means, and the struct with an example body. The OpenAPI
+ * document derived from the entries carries both: `/docs` and `/playground` read them from there.
+ */
+export const described = <Fields extends Schema.Struct.Fields>(
+  struct: Schema.Struct<Fields>,
+  docs: { readonly [K in keyof Fields]?: FieldDoc },
+  example?: { readonly [K in keyof Fields]?: unknown }
+): Schema.Struct<Fields> => {
+  const fields: Record<string, Schema.Struct.Field> = {}
+  for (const [name, field] of Object.entries(struct.fields as Schema.Struct.Fields)) {
+    const doc = docs[name as keyof Fields]
+    if (doc === undefined) {
+      fields[name] = field
+      continue
+    }
+    const annotations = typeof doc === "string" ? { description: doc } : doc
+    fields[name] = Schema.isPropertySignature(field)
+      ? field.annotations(annotations as never)
+      : Schema.propertySignature(field as Schema.Schema.Any).annotations(annotations as never)
+  }
+  const out = Schema.Struct(fields)
+  return (example === undefined ? out : out.annotations({ examples: [example as never] })) as unknown as Schema.Struct<Fields>
+}

@@ -41,6 +41,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/v1/models", handle("openai", System.models)),
     HttpRouter.get("/openapi.json", handle("task", Docs.openApiJson)),
     HttpRouter.get("/docs", handle("task", Docs.page)),
+    HttpRouter.get("/playground", handle("task", Docs.playground)),
     HttpRouter.get("/media/*", handle("task", System.media))
   )
   r = Responses.mount(Chat.mount(r, entries), entries)

@@ -5,6 +5,7 @@
 import { Errors, type ModelEntry } from "@genway/core"
 import * as Schema from "effect/Schema"
 import * as F from "../Fields.js"
+import * as Docs from "./docs.js"
 import { bodyLimitFor, syncPoll, TEN_MB, videoPoll } from "./shared.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -17,7 +18,7 @@ import { bodyLimitFor, syncPoll, TEN_MB, videoPoll } from "./shared.js"
  * judges them. `prompt`, `reasoning` and `metadata` also take `null`, as the official clients
  * type them nullable and may send it.
  */
-const responsesRequest = Schema.Struct({
+const responsesRequest = F.described(Schema.Struct({
   model: F.nonEmpty,
   input: Schema.optional(F.stringOrArray("must be a string or an array of message objects", F.arrayOf(F.openObject, 0))),
   instructions: F.optionalNullable(F.string),
@@ -42,7 +43,7 @@ const responsesRequest = Schema.Struct({
   metadata: F.optionalNullable(F.stringMap(16, 64, 512)),
   user: F.optionalNullable(F.string),
   include: F.optionalNullable(F.arrayOf(F.string, 0))
-})
+}), Docs.responses, Docs.responsesExample)
 
 /**
  * E2: create a model response (SPEC.md §4.3). The client's `model` (a deployment name) is
@@ -74,14 +75,14 @@ export const responses: ModelEntry.ModelEntry<typeof responsesRequest.Type> = {
 // E7: video task, text or image input (SPEC.md §4.8)
 // ---------------------------------------------------------------------------------------------
 
-const reelRequest = Schema.Struct({
+const reelRequest = F.described(Schema.Struct({
   prompt: F.requiredText(2000),
   model: Schema.optional(F.oneOf("reel-2")),
   image: Schema.optional(F.image),
   // A string enum on the wire (the vendor's own type); a number 8 is told to send "8".
   seconds: Schema.optional(F.oneOf("4", "8", "12")),
   size: Schema.optional(F.oneOf("720x1280", "1280x720"))
-})
+}), Docs.reel, Docs.reelExample)
 type ReelBody = typeof reelRequest.Type
 
 /** The vendor requires an inline first frame to have exactly the output's pixel size. */

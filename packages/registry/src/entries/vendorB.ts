@@ -6,6 +6,7 @@
 import { Errors, type ModelEntry } from "@genway/core"
 import * as Schema from "effect/Schema"
 import * as F from "../Fields.js"
+import * as Docs from "./docs.js"
 import { bodyLimitFor, frameImage, given, imagePoll, missing, SMALL_BODY, TEN_MB, videoPoll } from "./shared.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -18,7 +19,7 @@ const vaceFunctions = ["image_reference", "video_repainting", "video_edit", "vid
  * One flat body for every function; which fields a function takes is checked by the rules below,
  * so a misplaced field is reported by name instead of as "no union member matched".
  */
-const vaceRequest = Schema.Struct({
+const vaceRequest = F.described(Schema.Struct({
   model: F.oneOf("vid2.1-vace-plus"),
   function: F.oneOf(...vaceFunctions),
   prompt: Schema.optional(F.text(800)),
@@ -47,7 +48,7 @@ const vaceRequest = Schema.Struct({
   bottom_scale: Schema.optional(F.numberBetween(1, 2)),
   left_scale: Schema.optional(F.numberBetween(1, 2)),
   right_scale: Schema.optional(F.numberBetween(1, 2))
-})
+}), Docs.vace, Docs.vaceExample)
 type VaceBody = typeof vaceRequest.Type
 type VaceFunction = VaceBody["function"]
 
@@ -176,7 +177,7 @@ export const vid25T2vPreview: ModelEntry.ModelEntry = {
   endpoints: ["E4"],
   summary: "Text-to-video task",
   path: "/vendors/vendor-b/v1/vid2.5-t2v-preview/generation",
-  request: Schema.Struct({
+  request: F.described(Schema.Struct({
     prompt: F.requiredText(2000),
     negative_prompt: Schema.optional(F.text(500)),
     audio: F.optionalNullable(F.bool),
@@ -191,7 +192,7 @@ export const vid25T2vPreview: ModelEntry.ModelEntry = {
     duration: Schema.optional(F.intOneOf(5, 10)),
     prompt_extend: Schema.optional(F.bool),
     seed: Schema.optional(F.seed)
-  }),
+  }), Docs.t2v, Docs.t2vExample),
   rules: [],
   images: [],
   result: "videos",
@@ -219,7 +220,7 @@ export const vid25I2vPreview: ModelEntry.ModelEntry = {
   endpoints: ["E5"],
   summary: "Image-to-video task",
   path: "/vendors/vendor-b/v1/vid2.5-i2v-preview/generation",
-  request: Schema.Struct({
+  request: F.described(Schema.Struct({
     prompt: F.requiredText(2000),
     image: F.image,
     negative_prompt: Schema.optional(F.text(500)),
@@ -229,7 +230,7 @@ export const vid25I2vPreview: ModelEntry.ModelEntry = {
     duration: Schema.optional(F.intOneOf(5, 10)),
     prompt_extend: Schema.optional(F.bool),
     seed: Schema.optional(F.seed)
-  }),
+  }), Docs.i2v, Docs.i2vExample),
   rules: [],
   images: [frameImage("image")],
   result: "videos",
@@ -258,7 +259,7 @@ export const vid22I2vPlus: ModelEntry.ModelEntry = {
   endpoints: ["E6"],
   summary: "Image-to-video task, 30 fps",
   path: "/vendors/vendor-b/v1/vid2.2-i2v-plus/generation",
-  request: Schema.Struct({
+  request: F.described(Schema.Struct({
     prompt: F.requiredText(800),
     image: F.image,
     last_frame: Schema.optional(F.image),
@@ -269,7 +270,7 @@ export const vid22I2vPlus: ModelEntry.ModelEntry = {
     duration: Schema.optional(F.intOneOf(5)),
     prompt_extend: Schema.optional(F.bool),
     seed: Schema.optional(F.seed)
-  }),
+  }), Docs.i2vPlus, Docs.i2vPlusExample),
   rules: [],
   images: [frameImage("image"), frameImage("last_frame")],
   result: "videos",
@@ -299,14 +300,14 @@ const imageSizes = F.oneOf(
 )
 
 /** Create body of vendor-b text-to-image (G4, G6). Genway's decision: SPEC.md shows no create body. */
-const textToImageRequest = Schema.Struct({
+const textToImageRequest = F.described(Schema.Struct({
   prompt: F.requiredText(2000),
   negative_prompt: Schema.optional(F.text(500)),
   size: Schema.optional(imageSizes),
   n: Schema.optional(F.intBetween(1, 4)),
   prompt_extend: Schema.optional(F.bool),
   seed: Schema.optional(F.seed)
-})
+}), Docs.t2i, Docs.t2iExample)
 
 /** The vendor's messages-style input is built from `prompt` by the adapter (UPSTREAMS.md, G4). */
 const textToImageUpstream = (model: string): ModelEntry.UpstreamMapping => ({
@@ -348,14 +349,14 @@ export const vid21Kf2vPlus: ModelEntry.ModelEntry = {
   endpoints: ["G5"],
   summary: "First-and-last-frame to video task",
   path: "/vendors/vendor-b/v1/vid2.1-kf2v-plus/generation",
-  request: Schema.Struct({
+  request: F.described(Schema.Struct({
     first_frame_url: F.image,
     last_frame_url: F.image,
     prompt: Schema.optional(F.text(800)),
     resolution: Schema.optional(F.oneOf("480P", "720P", "1080P")),
     prompt_extend: Schema.optional(F.bool),
     seed: Schema.optional(F.seed)
-  }),
+  }), Docs.kf2v, Docs.kf2vExample),
   rules: [],
   // Frames as for E5: URL or Base64, vendor-b's frame limits.
   images: [frameImage("first_frame_url"), frameImage("last_frame_url")],

@@ -5,34 +5,38 @@
 import { Errors, type Media, type ModelEntry } from "@genway/core"
 import * as Schema from "effect/Schema"
 import * as F from "../Fields.js"
+import * as Docs from "./docs.js"
 import { bodyLimitFor, given, SMALL_BODY, TEN_MB, videoPoll } from "./shared.js"
 
 // ---------------------------------------------------------------------------------------------
 // E8: image-to-video with audio and voices (SPEC.md §4.9)
 // ---------------------------------------------------------------------------------------------
 
-const clipRequest = Schema.Struct({
+const clipRequest = F.described(Schema.Struct({
   // Listed as required, yet rule 1 lets `image_tail` stand in for it: the rule decides.
   image: Schema.optional(F.image),
   image_tail: F.optionalNullable(F.image),
   prompt: Schema.optional(F.text(2500)),
   negative_prompt: Schema.optional(F.text(2500)),
-  voice_list: F.optionalNullable(F.arrayOf(Schema.Struct({ voice_id: F.nonEmpty }), 0, 2)),
+  voice_list: F.optionalNullable(F.arrayOf(F.described(Schema.Struct({ voice_id: F.nonEmpty }), Docs.voice), 0, 2)),
   sound: Schema.optional(F.oneOf("on", "off")),
   mode: Schema.optional(F.oneOf("std", "pro")),
   static_mask: F.optionalNullable(F.image),
   dynamic_masks: F.optionalNullable(
     F.arrayOf(
-      Schema.Struct({
-        mask: F.image,
-        trajectories: F.arrayOf(Schema.Struct({ x: F.integer, y: F.integer }), 0)
-      }),
+      F.described(
+        Schema.Struct({
+          mask: F.image,
+          trajectories: F.arrayOf(F.described(Schema.Struct({ x: F.integer, y: F.integer }), Docs.point), 0)
+        }),
+        Docs.dynamicMask
+      ),
       0,
       6
     )
   ),
   duration: Schema.optional(F.intOneOf(5, 10))
-})
+}), Docs.clip, Docs.clipExample)
 type ClipBody = typeof clipRequest.Type
 
 const filled = (value: string | null | undefined): boolean => given(value) && value !== ""
@@ -142,13 +146,13 @@ export const clipV25TurboTextToVideo: ModelEntry.ModelEntry = {
   endpoints: ["G7"],
   summary: "Text-to-video task",
   path: "/vendors/vendor-c/v1/clip-v2.5-turbo/text-to-video/generation",
-  request: Schema.Struct({
+  request: F.described(Schema.Struct({
     prompt: F.requiredText(2500),
     negative_prompt: Schema.optional(F.text(2500)),
     mode: Schema.optional(F.oneOf("std", "pro")),
     aspect_ratio: Schema.optional(F.oneOf("16:9", "9:16", "1:1")),
     duration: Schema.optional(F.intOneOf(5, 10))
-  }),
+  }), Docs.clipT2v, Docs.clipT2vExample),
   rules: [],
   images: [],
   result: "videos",

@@ -6,14 +6,21 @@
 import { Errors, type Media, type ModelEntry } from "@genway/core"
 import * as Schema from "effect/Schema"
 import * as F from "../Fields.js"
+import * as Docs from "./docs.js"
 import { bodyLimitFor, given, syncPoll, TEN_MB } from "./shared.js"
 
 // ---------------------------------------------------------------------------------------------
 // E1: chat completions (SPEC.md §4.2)
 // ---------------------------------------------------------------------------------------------
 
-const textPart = Schema.Struct({ type: Schema.Literal("text"), text: F.string })
-const imagePart = Schema.Struct({ type: Schema.Literal("image_url"), image_url: Schema.Struct({ url: F.nonEmpty }) })
+const textPart = F.described(Schema.Struct({ type: Schema.Literal("text"), text: F.string }), Docs.textPart)
+const imagePart = F.described(
+  Schema.Struct({
+    type: Schema.Literal("image_url"),
+    image_url: F.described(Schema.Struct({ url: F.nonEmpty }), Docs.imageUrl)
+  }),
+  Docs.imagePart
+)
 const partTypes: ReadonlyArray<unknown> = ["text", "image_url"]
 
 /** A content part: when `type` is known, the part's own field errors are reported; else one message. */
@@ -25,17 +32,17 @@ const contentPart = Schema.Union(textPart, imagePart).annotations({
   }
 })
 
-const chatMessage = Schema.Struct({
+const chatMessage = F.described(Schema.Struct({
   role: F.oneOf("system", "user", "assistant"),
   content: F.stringOrArray("must be a string or an array of content parts", F.arrayOf(contentPart, 0)),
   name: Schema.optional(F.string)
-})
+}), Docs.chatMessage)
 
 /**
  * SPEC.md §4.2's fields, plus the options OpenAI clients commonly send, accepted so those clients
  * work unchanged (the adapter maps what the vendor supports and ignores the rest).
  */
-const chatRequest = Schema.Struct({
+const chatRequest = F.described(Schema.Struct({
   model: F.nonEmpty,
   stream: F.optionalNullable(F.bool),
   messages: F.arrayOf(chatMessage, 1),
@@ -44,10 +51,10 @@ const chatRequest = Schema.Struct({
   top_p: F.optionalNullable(F.numberBetween(0, 1)),
   max_tokens: F.optionalNullable(F.intAtLeast(1)),
   max_completion_tokens: F.optionalNullable(F.intAtLeast(1)),
-  stream_options: F.optionalNullable(Schema.Struct({ include_usage: Schema.optional(F.bool) })),
+  stream_options: F.optionalNullable(F.described(Schema.Struct({ include_usage: Schema.optional(F.bool) }), Docs.streamOptions)),
   user: Schema.optional(F.string),
   modalities: F.optionalNullable(F.arrayOf(F.string, 0))
-})
+}), Docs.chat, Docs.chatExample)
 
 /**
  * E1: image generation in chat format (SPEC.md §4.2). Input images must be inline data URLs
@@ -86,7 +93,7 @@ export const imageModel25FlashImagePreview: ModelEntry.ModelEntry<typeof chatReq
 // ---------------------------------------------------------------------------------------------
 
 /** Create body of G1 and G2. Genway's decision: SPEC.md shows no create body. */
-const filmRequest = Schema.Struct({
+const filmRequest = F.described(Schema.Struct({
   prompt: F.requiredText(2000),
   image: Schema.optional(F.image),
   last_frame: Schema.optional(F.image),
@@ -94,7 +101,7 @@ const filmRequest = Schema.Struct({
   duration: Schema.optional(F.intOneOf(4, 6, 8)),
   resolution: Schema.optional(F.oneOf("720P", "1080P")),
   negative_prompt: Schema.optional(F.text(500))
-})
+}), Docs.film, Docs.filmExample)
 type FilmBody = typeof filmRequest.Type
 
 /** The vendor interpolates from a first to a last frame: a last frame alone means nothing to it. */

@@ -5,13 +5,14 @@
 import type { ModelEntry } from "@genway/core"
 import * as Schema from "effect/Schema"
 import * as F from "../Fields.js"
+import * as Docs from "./docs.js"
 import { SMALL_BODY, videoPoll } from "./shared.js"
 
 /**
  * Create body of G3 and G8, as vendor-e takes it (UPSTREAMS.md). Genway's decision: SPEC.md
  * shows no create body for these models.
  */
-const sparkRequest = Schema.Struct({
+const sparkRequest = F.described(Schema.Struct({
   prompt: F.requiredText(2000),
   negative_prompt: Schema.optional(F.text(500)),
   size: Schema.optional(F.oneOf("1920*1080", "1080*1920", "1440*1440", "1632*1248", "1248*1632")),
@@ -21,7 +22,7 @@ const sparkRequest = Schema.Struct({
   audio_url: F.optionalNullable(F.url),
   prompt_extend: Schema.optional(F.bool),
   seed: Schema.optional(F.seed)
-})
+}), Docs.spark, Docs.sparkExample)
 
 const sparkEntry = (model: string, endpoint: string): ModelEntry.ModelEntry<typeof sparkRequest.Type> => ({
   id: `vendor-e/${model}`,
