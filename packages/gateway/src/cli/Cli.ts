@@ -13,6 +13,7 @@ import * as ApiKeys from "../platform/ApiKeys.js"
 import * as Config from "../platform/Config.js"
 import * as Database from "../platform/Database.js"
 import * as Gateway from "../Gateway.js"
+import * as Observability from "../observability/Layer.js"
 import { Registry } from "@genway/registry"
 import { Vendors } from "../vendors/Vendors.js"
 
@@ -33,7 +34,11 @@ const serve = Command.make("serve", {}, () =>
       )
     }
     return yield* Effect.never
-  }).pipe(Effect.provide(Gateway.layer.pipe(Layer.provideMerge(Config.layer))))).pipe(
+  }).pipe(
+    Effect.provide(Gateway.layer),
+    Effect.provide(Observability.layer({ cliLogLevel: Observability.cliSetsLogLevel(process.argv) })),
+    Effect.provide(Config.layer)
+  )).pipe(
   Command.withDescription("Start the gateway (HTTP server, workers, retention sweeper)."))
 
 const create = Command.make(

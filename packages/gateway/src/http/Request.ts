@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
 import { httpError } from "./Errors.js"
+import { noteTenant } from "../observability/Request.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
 
@@ -29,6 +30,7 @@ export const authenticate = Effect.gen(function*() {
       openAiCode: "invalid_api_key"
     })
   }
+  yield* noteTenant(principal.value.tenant)
   return principal.value satisfies Principal
 })
 
