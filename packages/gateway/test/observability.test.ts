@@ -5,26 +5,34 @@
  * vendor receives too, and JSON log lines with their fields and no token or prompt.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { assert, describe, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { execFileSync } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Gateway from "../src/Gateway.js"
 import { TracingEnabled } from "../src/observability/Http.js"
+import * as Config from "../src/platform/Config.js"
+import { Scheduler } from "../src/tasks/Scheduler.js"
+import { TaskStore } from "../src/tasks/Store.js"
 import * as Logging from "../src/observability/Logging.js"
 import * as Tracing from "../src/observability/Tracing.js"
 import { validBodies } from "./bodies.js"
 import * as Chat from "./chatHarness.js"
 import * as Harness from "./harness.js"
+import * as Pg from "./pg.js"
 
 // --- a strict reader of the Prometheus text format -------------------------------------------
 
@@ -402,5 +410,104 @@ describe("LOG_FORMAT=json", () => {
           assert.notInclude(l, prompt)
         }
       }))
+  })
+})
+
+// --- task counts kept by triggers ------------------------------------------------------------
+
+/** Tasks created, worked to the end and one deleted: `task_counts` always equals a GROUP BY. */
+const countsFollowTasks = (ctx: Context.Context<TaskStore | Scheduler | SqlClient.SqlClient>) =>
+  Effect.gen(function*() {
+    const store = Context.get(ctx, TaskStore)
+    const sql = Context.get(ctx, SqlClient.SqlClient)
+    const run = Effect.flatMap(Scheduler, (s) => s.runOnce).pipe(Effect.provide(ctx))
+    const counted = Effect.gen(function*() {
+      const kept = yield* sql`SELECT entry_id, status, n FROM task_counts WHERE n <> 0 ORDER BY entry_id, status`
+      const scanned = yield* sql`SELECT entry_id, status, COUNT(*) AS n FROM tasks GROUP BY entry_id, status ORDER BY entry_id, status`
+      const norm = (rows: ReadonlyArray<any>) => rows.map((r) => `${r.entry_id}:${r.status}:${Number(r.n)}`)
+      assert.deepStrictEqual(norm(kept), norm(scanned))
+      return norm(kept)
+    })
+    const entries = Registry.entries.filter(ModelEntry.isTaskEntry).slice(0, 2)
+    const ids: Array<string> = []
+    for (let i = 0; i < 6; i++) {
+      const entry = entries[i % 2]!
+      const id = randomUUID()
+      ids.push(id)
+      yield* store.create({
+        id,
+        tenant: "t",
+        entryId: entry.id,
+        vendor: entry.vendor,
+        mode: "sandbox",
+        request: JSON.stringify({ prompt: `p${i}` }),
+        hints: i === 0 ? { "x-sandbox-outcome": "failed:3001" } : {},
+        idempotencyKey: null,
+        requestHash: null,
+        upstreamModel: entry.upstream.model,
+        deadlineAt: 10_000_000,
+        createdAt: 0
+      }, 0)
+    }
+    assert.deepStrictEqual(yield* counted, [`${entries[0]!.id}:pending:3`, `${entries[1]!.id}:pending:3`].sort())
+    yield* run
+    for (let round = 0; round < 4; round++) {
+      yield* TestClock.adjust("1 second")
+      yield* run
+      yield* counted
+    }
+    const final = yield* counted
+    assert.include(final, `${entries[0]!.id}:failed:1`)
+    assert.include(final, `${entries[0]!.id}:completed:2`)
+    yield* sql`DELETE FROM tasks WHERE id = ${ids[1]!}`
+    assert.include(yield* counted, `${entries[1]!.id}:completed:2`)
+  })
+
+describe("task_counts", () => {
+  it.scoped("SQLite: triggers keep the counts equal to the tasks", () =>
+    Effect.gen(function*() {
+      const ctx = yield* Layer.build(
+        Gateway.services(Effect.succeed(new Map()), Registry.layer()).pipe(
+          Layer.provideMerge(Config.layerWith({ dataDir: Harness.tempDir(), databaseUrl: Option.none(), sandboxDelayMs: 1000, pollIntervalMs: Option.none() }))
+        )
+      )
+      yield* countsFollowTasks(ctx)
+    }))
+
+  it.scoped.skipIf(!Pg.available("observability.test.ts"))("PostgreSQL: triggers keep the counts equal to the tasks", () =>
+    Effect.gen(function*() {
+      const { replica } = yield* Pg.privateSchema
+      const ctx = yield* Layer.build(replica(Harness.tempDir()))
+      yield* countsFollowTasks(ctx)
+    }), 60_000)
+})
+
+// --- the Grafana dashboard -----------------------------------------------------------------
+
+describe("docs/grafana-dashboard.json", () => {
+  it("is importable, covers the operator's questions, and every query parses", () => {
+    const file = path.join(__dirname, "..", "..", "..", "docs", "grafana-dashboard.json")
+    const dashboard = JSON.parse(fs.readFileSync(file, "utf8"))
+    assert.strictEqual(dashboard.__inputs[0].pluginId, "prometheus")
+    const exprs: Array<string> = dashboard.panels.flatMap((p: any) => p.targets.map((t: any) => t.expr as string))
+    const all = exprs.join("\n")
+    for (const metric of [
+      "genway_http_requests_total", "genway_overhead_seconds_bucket", "genway_tasks", "genway_tasks_due",
+      "genway_poll_lag_seconds_bucket", "genway_webhook_deliveries_total"
+    ]) assert.include(all, metric)
+    // Only metrics of DESIGN.md §11.
+    const known = new Set([
+      "genway_http_requests_total", "genway_http_request_duration_seconds", "genway_overhead_seconds",
+      "genway_upstream_requests_total", "genway_upstream_duration_seconds", "genway_tasks", "genway_task_duration_seconds",
+      "genway_tasks_due", "genway_poll_lag_seconds", "genway_webhook_deliveries_total", "genway_rate_limited_total",
+      "genway_rate_limiter_errors_total"
+    ])
+    for (const m of all.match(/genway_[a-z_]+/g) ?? []) assert.isTrue(known.has(m.replace(/_(bucket|count|sum)$/, "")), m)
+    if (!promtool) return
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-dash-"))
+    const rules = ["groups:", "- name: dashboard", "  rules:"]
+    exprs.forEach((e, i) => rules.push(`  - record: genway:dashboard_${i}`, `    expr: ${JSON.stringify(e.replaceAll("$__rate_interval", "5m"))}`))
+    fs.writeFileSync(path.join(dir, "rules.yml"), rules.join("\n") + "\n")
+    execFileSync("promtool", ["check", "rules", path.join(dir, "rules.yml")], { stdio: "pipe" })
   })
 })
