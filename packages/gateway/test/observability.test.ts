@@ -220,7 +220,7 @@ describe("GET /metrics", () => {
         assert.strictEqual(value(worked, "genway_tasks_due"), 0)
         // Process metrics come along.
         assert.isTrue(worked.types.has("process_cpu_user_seconds_total"))
-      }))
+      }), 60_000)
   })
 
   layer(Harness.layer({ settings: { metricsToken: Option.some(Redacted.make("scrape-secret")) } }))((it) => {
@@ -237,7 +237,7 @@ describe("GET /metrics", () => {
           value(ok, "genway_http_requests_total", { route: "/metrics", method: "GET", status: "401" }),
           3
         )
-      }))
+      }), 30_000)
   })
 })
 
@@ -326,7 +326,8 @@ describe("traces over OTLP/HTTP", () => {
           const mine = receiver.spans.filter((s) => s.traceId === traceId)
           const server = mine.find((s) => s.parentSpanId === parentId)
           const upstream = mine.find((s) => s.spanId === m![2])
-          return server !== undefined && upstream !== undefined ? mine : undefined
+          const validate = mine.find((s) => s.name === "validate")
+          return server !== undefined && upstream !== undefined && validate !== undefined ? mine : undefined
         })
         assert.isTrue(receiver.paths.every((p) => p === "/v1/traces"))
         const server = spans.find((s) => s.parentSpanId === parentId)!
@@ -335,12 +336,16 @@ describe("traces over OTLP/HTTP", () => {
         assert.strictEqual(upstream.kind, 3, "the vendor's parent is a CLIENT span")
         // The upstream call descends from the server span.
         const byId = new Map(spans.map((s) => [s.spanId, s]))
-        let cursor: ReceivedSpan | undefined = upstream
-        while (cursor !== undefined && cursor.spanId !== server.spanId) {
-          cursor = cursor.parentSpanId === undefined || cursor.parentSpanId === "" ? undefined : byId.get(cursor.parentSpanId)
+        const descends = (span: ReceivedSpan) => {
+          let cursor: ReceivedSpan | undefined = span
+          while (cursor !== undefined && cursor.spanId !== server.spanId) {
+            cursor = cursor.parentSpanId === undefined || cursor.parentSpanId === "" ? undefined : byId.get(cursor.parentSpanId)
+          }
+          return cursor !== undefined
         }
-        assert.isDefined(cursor, "the upstream span is a descendant of the server span")
-      }))
+        assert.isTrue(descends(upstream), "the upstream span is a descendant of the server span")
+        assert.isTrue(descends(spans.find((s) => s.name === "validate")!), "validation is a child of the server span")
+      }), 30_000)
   })
 })
 
@@ -409,7 +414,7 @@ describe("LOG_FORMAT=json", () => {
           assert.notInclude(l, "not-a-valid-token")
           assert.notInclude(l, prompt)
         }
-      }))
+      }), 30_000)
   })
 })
 
@@ -472,7 +477,7 @@ describe("task_counts", () => {
         )
       )
       yield* countsFollowTasks(ctx)
-    }))
+    }), 30_000)
 
   it.scoped.skipIf(!Pg.available("observability.test.ts"))("PostgreSQL: triggers keep the counts equal to the tasks", () =>
     Effect.gen(function*() {
@@ -509,5 +514,5 @@ describe("docs/grafana-dashboard.json", () => {
     exprs.forEach((e, i) => rules.push(`  - record: genway:dashboard_${i}`, `    expr: ${JSON.stringify(e.replaceAll("$__rate_interval", "5m"))}`))
     fs.writeFileSync(path.join(dir, "rules.yml"), rules.join("\n") + "\n")
     execFileSync("promtool", ["check", "rules", path.join(dir, "rules.yml")], { stdio: "pipe" })
-  })
+  }, 30_000)
 })

@@ -46,3 +46,6 @@ export const noteTenant = (tenant: string): Effect.Effect<void> =>
       if (cell._tag === "Some") cell.value.tenant = tenantHash(tenant)
     })
   )
+
+/** Runs a synchronous step (body validation) as a child span named `name` of the request's span. */
+export const traced = <A>(name: string, f: () => A): Effect.Effect<A> => Effect.withSpan(Effect.sync(f), name)
