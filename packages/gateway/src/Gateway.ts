@@ -6,7 +6,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientTag from "@effect/platform/HttpClient"
 import type { VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
@@ -54,10 +53,9 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
  * The HTTP client towards vendors. Adapters take it when they are built, so it stays apart from
  * any client the embedding program (or a test) provides for itself.
  */
-export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = Layer.effect(
-  HttpClientTag.HttpClient,
-  Effect.map(HttpClientTag.HttpClient, Upstream.instrument)
-).pipe(Layer.provide(NodeHttpClient.layerUndici))
+export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = Upstream.layer(Vendors.vendorIds).pipe(
+  Layer.provide(NodeHttpClient.layerUndici)
+)
 
 /** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
 export const services = <E, R, E2, R2>(

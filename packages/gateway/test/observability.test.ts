@@ -302,6 +302,7 @@ describe("traces over OTLP/HTTP", () => {
         const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
         const parentId = "00f067aa0ba902b7"
         const url = yield* Chat.baseUrl
+        const metricsBefore = yield* scrape()
         const response = yield* Effect.promise(() =>
           fetch(`${url}/v1/chat/completions`, {
             method: "POST",
@@ -314,6 +315,23 @@ describe("traces over OTLP/HTTP", () => {
           }).then(async (r) => ({ status: r.status, text: await r.text() }))
         )
         assert.strictEqual(response.status, 200, response.text)
+        const metricsAfter = yield* scrape()
+        const upstreamLabels = { vendor: "vendor-d", operation: "chat", outcome: "ok" }
+        assert.strictEqual(
+          value(metricsAfter, "genway_upstream_requests_total", upstreamLabels) -
+            value(metricsBefore, "genway_upstream_requests_total", upstreamLabels),
+          1
+        )
+        assert.strictEqual(
+          value(metricsAfter, "genway_overhead_seconds_count", { route: "/v1/chat/completions" }) -
+            value(metricsBefore, "genway_overhead_seconds_count", { route: "/v1/chat/completions" }),
+          1
+        )
+        assert.strictEqual(
+          value(metricsAfter, "genway_upstream_duration_seconds_count", { vendor: "vendor-d", operation: "chat" }) -
+            value(metricsBefore, "genway_upstream_duration_seconds_count", { vendor: "vendor-d", operation: "chat" }),
+          1
+        )
 
         const sent = (yield* emulator.requests).slice(before)
         assert.strictEqual(sent.length, 1)

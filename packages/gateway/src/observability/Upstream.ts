@@ -11,11 +11,14 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import type { VendorAdapter } from "@genway/core"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Metrics from "./Metrics.js"
 import { CurrentRequest } from "./Request.js"
 
@@ -31,14 +34,19 @@ const durations = Metrics.cached(Metrics.upstreamDuration, ["vendor", "operation
 const outcomeOf = (status: number) =>
   status < 400 ? "ok" : status === 429 ? "429" : status < 500 ? "4xx" : "5xx"
 
-/** The HTTP client with every request measured and counted. */
-export const instrument = (client: HttpClient.HttpClient): HttpClient.HttpClient =>
-  HttpClient.transform(client, (effect) =>
+const unknown = { vendor: "unknown", operation: "unknown" } as const
+
+/**
+ * The HTTP client with every request measured and counted. `origins` maps a vendor's configured
+ * origin to its id, for calls made outside a labelled operation (background pollers).
+ */
+export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<string, string> = new Map()): HttpClient.HttpClient =>
+  HttpClient.transform(client, (effect, request) =>
     Effect.withFiberRuntime((fiber) => {
       const cell = Context.getOption(fiber.currentContext, CurrentRequest)
       const labels = fiber.getFiberRef(currentUpstream) ??
         (cell._tag === "Some" ? cell.value.upstream : undefined) ??
-        { vendor: "unknown", operation: "unknown" }
+        byOrigin(origins, request.url)
       const started = performance.now()
       return Effect.onExit(effect, (exit) =>
         Effect.sync(() => {
@@ -49,6 +57,40 @@ export const instrument = (client: HttpClient.HttpClient): HttpClient.HttpClient
           durations([labels.vendor, labels.operation]).unsafeUpdate(ms / 1000, [])
         }))
     }))
+
+const byOrigin = (origins: ReadonlyMap<string, string>, url: string) => {
+  if (origins.size === 0) return unknown
+  try {
+    const vendor = origins.get(new URL(url).origin)
+    return vendor === undefined ? unknown : { vendor, operation: "other" }
+  } catch {
+    return unknown
+  }
+}
+
+/**
+ * The instrumented client over the `HttpClient` in context, knowing each vendor's origin from its
+ * `VENDOR_<X>_BASE_URL` (for `vendor-x`).
+ */
+export const layer = (vendorIds: ReadonlyArray<string>): Layer.Layer<HttpClient.HttpClient, never, HttpClient.HttpClient> =>
+  Layer.effect(
+    HttpClient.HttpClient,
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const origins = new Map<string, string>()
+      for (const id of vendorIds) {
+        const name = `VENDOR_${id.replace(/^vendor-/, "").toUpperCase()}_BASE_URL`
+        const base = yield* Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+        if (Option.isNone(base)) continue
+        try {
+          origins.set(new URL(base.value).origin, id)
+        } catch {
+          // a malformed URL is reported by the adapter's own configuration
+        }
+      }
+      return instrument(client, origins)
+    })
+  )
 
 const labelled = <A, E, R>(vendor: string, operation: string, effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
