@@ -244,6 +244,7 @@ describe("GET /metrics", () => {
 // --- traces --------------------------------------------------------------------------------
 
 interface ReceivedSpan {
+  readonly attributes?: ReadonlyArray<{ readonly key: string; readonly value: unknown }>
   readonly traceId: string
   readonly spanId: string
   readonly parentSpanId?: string
@@ -363,6 +364,12 @@ describe("traces over OTLP/HTTP", () => {
         }
         assert.isTrue(descends(upstream), "the upstream span is a descendant of the server span")
         assert.isTrue(descends(spans.find((s) => s.name === "validate")!), "validation is a child of the server span")
+        // No secret reaches the trace backend: neither the client's token nor the vendor's key.
+        const exported = JSON.stringify(receiver.spans)
+        assert.notInclude(exported, Harness.tokenA)
+        assert.notInclude(exported, emulator.apiKey)
+        const keyHeader = upstream.attributes?.find((a) => /key/i.test(a.key) && a.key.startsWith("http.request.header."))
+        if (keyHeader !== undefined) assert.match(JSON.stringify(keyHeader.value), /redacted/i)
       }), 30_000)
   })
 })
