@@ -26,6 +26,7 @@ import * as Scheduler from "./tasks/Scheduler.js"
 import * as Sweeper from "./platform/Sweeper.js"
 import * as TaskStore from "./tasks/Store.js"
 import * as Vendors from "./vendors/Vendors.js"
+import * as Upstream from "./observability/Upstream.js"
 
 /** A reason the gateway refuses to start; printed as its message alone. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {
@@ -53,7 +54,9 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
  * The HTTP client towards vendors. Adapters take it when they are built, so it stays apart from
  * any client the embedding program (or a test) provides for itself.
  */
-export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = NodeHttpClient.layerUndici
+export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = Upstream.layer(Vendors.vendorIds).pipe(
+  Layer.provide(NodeHttpClient.layerUndici)
+)
 
 /** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
 export const services = <E, R, E2, R2>(

@@ -25,6 +25,7 @@ import { ChatService } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
 import { authenticate, readJson } from "../http/Request.js"
+import { traced } from "../observability/Request.js"
 
 /** How long a stream may stay silent before a `: keep-alive` comment is sent. */
 export class HeartbeatInterval extends Context.Reference<HeartbeatInterval>()("@genway/gateway/chat/HeartbeatInterval", {
@@ -251,7 +252,7 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
         openAiCode: "model_not_found"
       })
     }
-    const checked = Validate.validate<ChatBody>(entry, json)
+    const checked = yield* traced("validate", () => Validate.validate<ChatBody>(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const request = yield* toChatRequest(entry, checked.right)
     const upstream = (yield* ChatService).upstreamFor(entry)

@@ -7,12 +7,14 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as ApiKeys from "../platform/ApiKeys.js"
 import * as Config from "../platform/Config.js"
 import * as Database from "../platform/Database.js"
 import * as Gateway from "../Gateway.js"
+import * as Observability from "../observability/Layer.js"
 import { Registry } from "@genway/registry"
 import { Vendors } from "../vendors/Vendors.js"
 
@@ -33,7 +35,11 @@ const serve = Command.make("serve", {}, () =>
       )
     }
     return yield* Effect.never
-  }).pipe(Effect.provide(Gateway.layer.pipe(Layer.provideMerge(Config.layer))))).pipe(
+  }).pipe(
+    Effect.provide(Gateway.layer),
+    Effect.provide(Observability.layer({ cliLogLevel: Observability.cliSetsLogLevel(process.argv) })),
+    Effect.provide(Config.layer)
+  )).pipe(
   Command.withDescription("Start the gateway (HTTP server, workers, retention sweeper)."))
 
 const create = Command.make(
@@ -82,5 +88,16 @@ const keys = Command.make("keys").pipe(
 /** The `genway` command tree. */
 export const command = Command.make("genway").pipe(Command.withSubcommands([serve, keys]))
 
-/** Runs the CLI on `argv`. */
-export const run = Command.run(command, { name: "genway", version: "0.1.0" })
+const runCommand = Command.run(command, { name: "genway", version: "0.1.0" })
+
+/**
+ * Runs the CLI on `argv`. `--log-level <level>` (anywhere) sets the minimum log level, over
+ * `LOG_LEVEL`; it is handled here because @effect/cli's built-in option re-parses `argv` wrongly.
+ */
+export const run = (argv: ReadonlyArray<string>) => {
+  const { args, level } = Observability.extractLogLevel(argv)
+  if (level === "invalid") {
+    return Effect.fail(new Error("--log-level must be one of trace, debug, info, warning, error, fatal, none"))
+  }
+  return level === undefined ? runCommand(args) : runCommand(args).pipe(Logger.withMinimumLogLevel(level))
+}

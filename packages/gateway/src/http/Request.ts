@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
 import { httpError } from "./Errors.js"
 import { singleAuthorization } from "./Limits.js"
+import { noteTenant } from "../observability/Request.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
 
@@ -30,6 +31,7 @@ export const authenticate = Effect.gen(function*() {
       openAiCode: "invalid_api_key"
     })
   }
+  yield* noteTenant(principal.value.tenant)
   return principal.value satisfies Principal
 })
 

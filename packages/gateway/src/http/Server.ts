@@ -18,6 +18,7 @@ import { httpError, render } from "./Errors.js"
 import * as Responses from "../responses/Http.js"
 import * as System from "./System.js"
 import * as Tasks from "../tasks/Http.js"
+import * as Observability from "../observability/Http.js"
 
 /** Applies a surface's error shape to a handler (re-exported for the surfaces' modules). */
 export { handle } from "./Handle.js"
@@ -32,6 +33,7 @@ export type Services =
   | Effect.Effect.Context<typeof Docs.page>
   | Chat.Services
   | Responses.Services
+  | Effect.Effect.Context<typeof Observability.metrics>
 
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
@@ -42,7 +44,8 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/openapi.json", handle("task", Docs.openApiJson)),
     HttpRouter.get("/docs", handle("task", Docs.page)),
     HttpRouter.get("/playground", handle("task", Docs.playground)),
-    HttpRouter.get("/media/*", handle("task", System.media))
+    HttpRouter.get("/media/*", handle("task", System.media)),
+    HttpRouter.get("/metrics", handle("task", Observability.metrics))
   )
   r = Responses.mount(Chat.mount(r, entries), entries)
   for (const entry of entries) {
@@ -63,7 +66,9 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 /** The full application: registry routes, not-found handling, request ids. */
 export const app = Effect.gen(function*() {
   const registry = yield* Registry.Registry
-  const routes = router(registry.entries)
+  const routes = Observability.instrumentRouter(router(registry.entries))
+  const observe = Observability.middleware(registry.entries)
+  const tracing = yield* Observability.TracingEnabled
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const inbound = request.headers["x-request-id"]
@@ -71,9 +76,10 @@ export const app = Effect.gen(function*() {
     const response = yield* routes.pipe(
       Effect.catchTag("RouteNotFound", () =>
         Effect.succeed(render(httpError(404, `no route for ${request.method} ${pathOf(request.url)}`), "task"))),
+      observe,
       Effect.annotateLogs("request_id", requestId),
-      // No tracer is exported; skipping span bookkeeping keeps the hot path lean.
-      Effect.withTracerEnabled(false)
+      // Without an exported tracer, skipping span bookkeeping keeps the hot path lean.
+      tracing ? (e) => e : Effect.withTracerEnabled(false)
     )
     return HttpServerResponse.setHeader(response, "x-request-id", requestId)
   }) satisfies HttpApp.Default<never, any>

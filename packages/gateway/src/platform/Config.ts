@@ -35,6 +35,12 @@ export interface GatewaySettings {
   /** Request-body bytes held at once by the process, and by one tenant (http/Limits.ts). */
   readonly bodyBytesInFlight?: number
   readonly tenantBodyBytesInFlight?: number
+  /** Observability (DESIGN.md §11): `/metrics` bearer, log format and level, OTLP traces. */
+  readonly metricsToken: Option.Option<Redacted.Redacted<string>>
+  readonly logFormat: "text" | "json"
+  readonly logLevel: Option.Option<string>
+  readonly otlpEndpoint: Option.Option<string>
+  readonly otlpProtocol: "http/protobuf" | "http/json"
 }
 
 /** The settings in force. */
@@ -116,7 +122,21 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   tenantBodyBytesInFlight: Config.integer("GATEWAY_TENANT_BODY_BYTES_IN_FLIGHT").pipe(
     Config.validate({ message: "GATEWAY_TENANT_BODY_BYTES_IN_FLIGHT must be >= 1", validation: (n) => n >= 1 }),
     Config.withDefault(64 * 1024 * 1024)
-  )
+  ),
+  metricsToken: optional("GATEWAY_METRICS_TOKEN", (raw) => Either.right(Redacted.make(raw))),
+  logFormat: optional("LOG_FORMAT", (raw) =>
+    raw === "json" || raw === "text" ? Either.right<"json" | "text">(raw) : Either.left("must be json or text")).pipe(
+      Config.map(Option.getOrElse((): "json" | "text" => "text"))
+    ),
+  logLevel: optional("LOG_LEVEL", (raw) =>
+    /^(all|trace|debug|info|warning|warn|error|fatal|none)$/i.test(raw)
+      ? Either.right(raw.toLowerCase())
+      : Either.left("must be one of trace, debug, info, warning, error, fatal, none")),
+  otlpEndpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT", httpUrl),
+  otlpProtocol: optional("OTEL_EXPORTER_OTLP_PROTOCOL", (raw) =>
+    raw === "http/protobuf" || raw === "http/json" ? Either.right<"http/protobuf" | "http/json">(raw) : Either.left("must be http/protobuf or http/json")).pipe(
+      Config.map(Option.getOrElse((): "http/protobuf" | "http/json" => "http/protobuf"))
+    )
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -14,11 +14,12 @@ import type * as Redacted from "effect/Redacted"
 import * as path from "node:path"
 import init from "./migrations/0001_init.js"
 import responses from "./migrations/0002_responses.js"
+import taskCounts from "./migrations/0005_task_counts.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 
 const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses }),
+  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses, "0005_task_counts": taskCounts }),
   table: "genway_migrations"
 })
 

@@ -22,6 +22,7 @@ import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
 import * as EventStream from "../http/EventStream.js"
 import { handle } from "../http/Handle.js"
+import { traced } from "../observability/Request.js"
 
 /** What this surface's routes need. */
 export type Services = ApiKeys | ResponsesService | SqlClient.SqlClient | Registry.Registry
@@ -83,7 +84,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
     const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
-    const checked = Validate.validate(entry, json)
+    const checked = yield* traced("validate", () => Validate.validate(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const service = yield* ResponsesService
     // Forwarded as the client sent it: the schema only checked it.

@@ -22,6 +22,7 @@ import { IdempotencyConflict, type Task, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import { httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson } from "../http/Request.js"
+import { traced } from "../observability/Request.js"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -44,7 +45,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
     const principal = yield* authenticate
     const request = yield* HttpServerRequest.HttpServerRequest
     const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
-    const checked = Validate.validate(entry, json)
+    const checked = yield* traced("validate", () => Validate.validate(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const vendors = yield* Vendors
     const mode = vendors.modeOf(entry.vendor)

@@ -21,6 +21,7 @@ import { MediaStore } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
+import * as TaskMetrics from "../observability/TaskMetrics.js"
 
 /**
  * How long a claimed task belongs to this worker before others may take it over. Each step is
@@ -128,7 +129,7 @@ const make = Effect.gen(function*() {
         Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.body as Stream.Stream<Uint8Array, unknown>, expiresAt)),
         Effect.map((key): ResultItem => ({ media: key }))
       )
-    })
+    }).pipe(Effect.withSpan("task.mirror", { attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
 
   const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
     switch (outcome._tag) {
@@ -248,13 +249,15 @@ const make = Effect.gen(function*() {
         Effect.logError("task step failed; the lease will expire and the task will be retried", cause).pipe(
           Effect.annotateLogs("task", task.id)
         )
-      )
+      ),
+      Effect.withSpan("task.step", { root: true, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
     )
 
   /** Claims and runs one batch of due tasks; returns how many were claimed. */
   const runOnce = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
+    TaskMetrics.claimed(claimed, now)
     yield* Effect.forEach(claimed, step, { concurrency: settings.workerConcurrency, discard: true })
     return claimed.length
   })

@@ -11,6 +11,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as TaskMetrics from "../observability/TaskMetrics.js"
 
 /** Where the worker stands with the vendor. */
 export type SubmitState = "new" | "submitting" | "submitted"
@@ -174,6 +175,7 @@ const make = Effect.gen(function*() {
         result: null,
         version: 0
       }
+      yield* TaskMetrics.created(created)
       return { task: created, replay: false }
     })
 
@@ -233,7 +235,10 @@ const make = Effect.gen(function*() {
         yield* event(task.id, now, task.status, next.status, note ?? null)
       }
       return Option.some(fromRow(rows[0]!))
-    }).pipe(sql.withTransaction)
+    }).pipe(
+      sql.withTransaction,
+      Effect.tap((o) => (Option.isSome(o) && o.value.status !== task.status ? TaskMetrics.transition(task, o.value, now) : Effect.void))
+    )
 
   /** The event log of a task, oldest first. */
   const events = (id: string) =>

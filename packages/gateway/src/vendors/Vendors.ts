@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Settings } from "../platform/Config.js"
 import * as Sandbox from "../tasks/Sandbox.js"
+import { instrumentAdapters } from "../observability/Upstream.js"
 
 /** Every vendor SPEC.md names. */
 export const vendorIds = ["vendor-a", "vendor-b", "vendor-c", "vendor-d", "vendor-e"] as const
@@ -50,7 +51,7 @@ export const layer = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, Vend
     Vendors,
     Effect.gen(function*() {
       const settings = yield* Settings
-      const live = yield* liveAdapters
+      const live = instrumentAdapters(yield* liveAdapters)
       return make(live, settings.sandboxDelayMs)
     })
   )

@@ -1,0 +1,138 @@
+/**
+ * The HTTP side of observability: route templates captured from the router, one metric update and
+ * one info log line per request, the E1/E2 overhead histogram, and `GET /metrics`.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type { ModelEntry } from "@genway/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { timingSafeEqual } from "node:crypto"
+import { httpError } from "../http/Errors.js"
+import { Settings } from "../platform/Config.js"
+import * as Metrics from "./Metrics.js"
+import * as Prometheus from "./Prometheus.js"
+import { CurrentRequest, type RequestTelemetry } from "./Request.js"
+import * as TaskMetrics from "./TaskMetrics.js"
+
+/** Whether request handlers run with tracing (set when traces are exported; off by default). */
+export class TracingEnabled extends Context.Reference<TracingEnabled>()("@genway/gateway/observability/TracingEnabled", {
+  defaultValue: () => false
+}) {}
+
+/** `:param` segments as `{param}`, the form the OpenAPI description and the metrics use. */
+const template = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")
+
+const noteRoute = Effect.withFiberRuntime<void>((fiber) => {
+  const context = fiber.currentContext
+  const cell = Context.getOption(context, CurrentRequest)
+  const route = Context.getOption(context, HttpRouter.RouteContext)
+  if (cell._tag === "Some" && route._tag === "Some") cell.value.route = route.value.route.path
+  return Effect.void
+})
+
+/**
+ * The router with every handler first noting its route template on the request's telemetry
+ * (mounts are kept with their options).
+ */
+export const instrumentRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>): HttpRouter.HttpRouter<E, R> => {
+  const routes = HttpRouter.transform(HttpRouter.fromIterable(router.routes), (handler) => Effect.zipRight(noteRoute, handler))
+  let out = routes as unknown as HttpRouter.HttpRouter<E, R>
+  for (const [path, app, options] of router.mounts) {
+    out = HttpRouter.mountApp(out, path as `/${string}`, Effect.zipRight(noteRoute, app), options) as unknown as HttpRouter.HttpRouter<E, R>
+  }
+  return out
+}
+
+/**
+ * Wraps the application: per request, a telemetry cell in context, then the metrics and one info
+ * line (method, route template, status, duration, tenant hash; the request id is annotated by the
+ * caller). `entries` tells which routes are synchronous (E1/E2: overhead, upstream labels).
+ */
+export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
+  const sync = new Map<string, { readonly vendor: string; readonly operation: string }>()
+  for (const e of entries) if (e.kind !== "task") sync.set(e.path, { vendor: e.vendor, operation: e.kind })
+  const requests = Metrics.cached(Metrics.httpRequests, ["route", "method", "status"])
+  const durations = Metrics.cached(Metrics.httpDuration, ["route", "method"])
+  const overheads = Metrics.cached(Metrics.overhead, ["route"])
+  const labels = new Map<string, string>()
+  const routeLabel = (path: string | undefined) => {
+    if (path === undefined) return "unmatched"
+    let l = labels.get(path)
+    if (l === undefined) {
+      l = template(path)
+      labels.set(path, l)
+    }
+    return l
+  }
+
+  return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R>((fiber) => {
+      const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+      const cell: RequestTelemetry = {
+        route: undefined,
+        tenant: undefined,
+        upstreamMs: 0,
+        get upstream() {
+          return this.route === undefined ? undefined : sync.get(this.route)
+        }
+      }
+      const started = performance.now()
+      return app.pipe(
+        Effect.provideService(CurrentRequest, cell),
+        Effect.tap((response) => {
+          const ms = performance.now() - started
+          const route = routeLabel(cell.route)
+          const method = request.method
+          const status = response.status
+          requests([route, method, String(status)]).unsafeUpdate(1, [])
+          durations([route, method]).unsafeUpdate(ms / 1000, [])
+          if (cell.route !== undefined && sync.has(cell.route)) {
+            overheads([route]).unsafeUpdate(Math.max(0, ms - cell.upstreamMs) / 1000, [])
+          }
+          return Effect.logInfo(`${method} ${route} ${status}`).pipe(
+            Effect.annotateLogs({
+              method,
+              route,
+              status,
+              duration_ms: Math.round(ms * 1000) / 1000,
+              ...(cell.tenant !== undefined ? { tenant: cell.tenant } : {})
+            })
+          )
+        })
+      )
+    })
+}
+
+const bearer = /^Bearer[ ]+(\S+)\s*$/i
+
+const sameSecret = (a: string, b: string) => {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/**
+ * `GET /metrics`: Prometheus text. With `GATEWAY_METRICS_TOKEN` set, only that bearer token is
+ * accepted (tenant API tokens are refused).
+ */
+export const metrics = Effect.gen(function*() {
+  const settings = yield* Settings
+  if (Option.isSome(settings.metricsToken)) {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const m = bearer.exec(request.headers["authorization"] ?? "")
+    if (m === null || !sameSecret(m[1]!, Redacted.value(settings.metricsToken.value))) {
+      return yield* httpError(401, "/metrics requires Authorization: Bearer <GATEWAY_METRICS_TOKEN>", {
+        headers: { "www-authenticate": 'Bearer realm="genway-metrics"' }
+      })
+    }
+  }
+  yield* TaskMetrics.refresh.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("could not read task counts for /metrics", cause))
+  )
+  const text = yield* Effect.promise(Prometheus.render)
+  return HttpServerResponse.text(text, { contentType: Prometheus.contentType })
+})

@@ -1,0 +1,51 @@
+/**
+ * What the gateway learns about one HTTP request while answering it: the matched route template,
+ * the caller's tenant (hashed), and the time spent waiting on vendors. A mutable cell in the
+ * request's context, filled by the router, `authenticate` and the upstream HTTP client, read once
+ * the response is ready (metrics and the request's log line).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
+
+/** The telemetry of the request being answered. */
+export interface RequestTelemetry {
+  /** The matched route template (`/v1/x/:task_id`), or undefined when no route matched. */
+  route: string | undefined
+  /** First 8 hex digits of SHA-256 of the tenant id, once authenticated. */
+  tenant: string | undefined
+  /** Milliseconds spent waiting on vendors (until their responses started). */
+  upstreamMs: number
+  /** For routes that call one vendor synchronously (E1/E2): the labels of those calls. */
+  readonly upstream: { readonly vendor: string; readonly operation: string } | undefined
+}
+
+/** The current request's telemetry cell (absent outside the HTTP app). */
+export class CurrentRequest extends Context.Tag("@genway/gateway/observability/CurrentRequest")<
+  CurrentRequest,
+  RequestTelemetry
+>() {}
+
+const tenantHashes = new Map<string, string>()
+
+/** The log form of a tenant id: the first 8 hex digits of its SHA-256. */
+export const tenantHash = (tenant: string): string => {
+  let h = tenantHashes.get(tenant)
+  if (h === undefined) {
+    h = createHash("sha256").update(tenant).digest("hex").slice(0, 8)
+    if (tenantHashes.size > 10_000) tenantHashes.clear()
+    tenantHashes.set(tenant, h)
+  }
+  return h
+}
+
+/** Records the authenticated tenant on the current request (no-op outside one). */
+export const noteTenant = (tenant: string): Effect.Effect<void> =>
+  Effect.serviceOption(CurrentRequest).pipe(
+    Effect.map((cell) => {
+      if (cell._tag === "Some") cell.value.tenant = tenantHash(tenant)
+    })
+  )
+
+/** Runs a synchronous step (body validation) as a child span named `name` of the request's span. */
+export const traced = <A>(name: string, f: () => A): Effect.Effect<A> => Effect.withSpan(Effect.sync(f), name)
