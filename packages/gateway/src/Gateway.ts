@@ -18,6 +18,7 @@ import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
 import * as Server from "./http/Server.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
+import * as Limits from "./platform/Limits.js"
 import * as MediaStore from "./platform/MediaStore.js"
 import * as Models from "./platform/Models.js"
 import * as ResponsesService from "./responses/Service.js"
@@ -59,7 +60,7 @@ export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
-  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer).pipe(Layer.provideMerge(Database.layer))
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer, Limits.layer).pipe(Layer.provideMerge(Database.layer))
   const upstream = Layer.mergeAll(Vendors.layer(liveAdapters), ChatService.layer, ResponsesService.layer).pipe(
     Layer.provide(upstreamHttp)
   )

@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { PassThrough } from "node:stream"
 import type { ApiKeys } from "../platform/ApiKeys.js"
+import * as Limits from "../platform/Limits.js"
 import { ChatService } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
@@ -236,7 +237,7 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   const maxBodyBytes = Math.max(...entries.map((e) => e.maxBodyBytes))
   const names = [...byModel.keys()].join(", ")
   return Effect.gen(function*() {
-    yield* authenticate
+    const principal = yield* authenticate
     const json = yield* readJson(maxBodyBytes)
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
       return yield* invalid([{ param: "body", message: "the request body must be a JSON object" }])
@@ -251,6 +252,7 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
         openAiCode: "model_not_found"
       })
     }
+    yield* Limits.requireModel(principal, entry.id, "model")
     const checked = Validate.validate<ChatBody>(entry, json)
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const request = yield* toChatRequest(entry, checked.right)

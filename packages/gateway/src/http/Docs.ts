@@ -5,6 +5,7 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Api, Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
+import { withAdmin } from "../admin/OpenApi.js"
 
 const cache = new WeakMap<object, { readonly json: string; readonly html: string }>()
 
@@ -64,7 +65,7 @@ ${sections}</body></html>`
 const documents = Effect.map(Registry.Registry, (registry) => {
   let cached = cache.get(registry.entries)
   if (cached === undefined) {
-    const doc = Api.openApiSpec(registry.entries)
+    const doc = withAdmin(Api.openApiSpec(registry.entries))
     cached = { json: JSON.stringify(doc), html: render(doc) }
     cache.set(registry.entries, cached)
   }

@@ -6,6 +6,7 @@ import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
+import * as Limits from "../platform/Limits.js"
 import { httpError } from "./Errors.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
@@ -22,14 +23,15 @@ export const authenticate = Effect.gen(function*() {
     return yield* httpError(401, "the Authorization header must be \"Bearer <API_TOKEN>\"", { headers: challenge })
   }
   const keys = yield* ApiKeys
-  const principal = yield* keys.verify(m[1]!)
-  if (Option.isNone(principal)) {
-    return yield* httpError(401, "invalid or revoked API token", {
+  const verdict = yield* keys.resolve(m[1]!)
+  if (verdict._tag !== "Ok") {
+    return yield* httpError(401, verdict._tag === "Expired" ? "this API token has expired" : "invalid or revoked API token", {
       headers: { "www-authenticate": 'Bearer realm="genway", error="invalid_token"' },
-      openAiCode: "invalid_api_key"
+      openAiCode: verdict._tag === "Expired" ? "expired_api_key" : "invalid_api_key"
     })
   }
-  return principal.value satisfies Principal
+  // The key's request rate (DESIGN.md §9): 429 over it, `RateLimit-*` on the answer.
+  return (yield* Limits.admit(verdict.principal)) satisfies Principal
 })
 
 /**

@@ -10,6 +10,7 @@ import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
+import * as Admin from "../admin/Http.js"
 import * as Chat from "../chat/Http.js"
 import * as Docs from "./Docs.js"
 import { handle } from "./Handle.js"
@@ -32,6 +33,7 @@ export type Services =
   | Effect.Effect.Context<typeof Docs.page>
   | Chat.Services
   | Responses.Services
+  | Admin.Services
 
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
@@ -44,6 +46,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/media/*", handle("task", System.media))
   )
   r = Responses.mount(Chat.mount(r, entries), entries)
+  r = Admin.mount(r)
   for (const entry of entries) {
     if (!ModelEntry.isTaskEntry(entry)) continue
     r = r.pipe(

@@ -29,6 +29,10 @@ export interface GatewaySettings {
   /** How many tasks one worker pass claims, and how many it runs at once. */
   readonly workerBatch: number
   readonly workerConcurrency: number
+  /** `GATEWAY_ADMIN_TOKEN`: enables the admin API (`/admin/…`); unset, those routes answer 404. */
+  readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  /** `GATEWAY_REDIS_URL`: rate-limit counters shared by replicas; unset, counted in process. */
+  readonly redisUrl: Option.Option<Redacted.Redacted<string>>
 }
 
 /** The settings in force. */
@@ -94,7 +98,11 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "GATEWAY_WORKER_CONCURRENCY must be >= 1", validation: (n) => n >= 1 }),
     Config.withDefault(64)
-  )
+  ),
+  adminToken: optional("GATEWAY_ADMIN_TOKEN", (raw) =>
+    raw.length >= 16 ? Either.right(Redacted.make(raw)) : Either.left("must be at least 16 characters")),
+  redisUrl: optional("GATEWAY_REDIS_URL", (raw) =>
+    /^rediss?:\/\//.test(raw) ? Either.right(Redacted.make(raw)) : Either.left("must be a redis:// or rediss:// URL"))
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -15,10 +15,11 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import init from "./migrations/0001_init.js"
 import responses from "./migrations/0002_responses.js"
+import keys from "./migrations/0004_keys.js"
 import { Settings } from "./Config.js"
 
 const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses }),
+  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses, "0004_keys": keys }),
   table: "genway_migrations"
 })
 

@@ -20,6 +20,7 @@ import type { ApiKeys } from "../platform/ApiKeys.js"
 import { ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
+import * as Limits from "../platform/Limits.js"
 import { handle } from "../http/Handle.js"
 
 /** What this surface's routes need. */
@@ -59,6 +60,7 @@ const frame = (event: Responses.ResponseEvent): string =>
 export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id, "model")
     const json = yield* readJson(entry.maxBodyBytes)
     const checked = Validate.validate(entry, json)
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
@@ -83,6 +85,7 @@ const idPattern = /^[A-Za-z0-9_.:-]{1,200}$/
 export const retrieve = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id)
     const request = yield* HttpServerRequest.HttpServerRequest
     const id = (yield* HttpRouter.params).response_id ?? ""
     if (requestUrl(request.url)?.searchParams.get("stream") === "true") {

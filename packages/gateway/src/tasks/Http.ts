@@ -14,11 +14,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
+import * as Limits from "../platform/Limits.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as Sandbox from "./Sandbox.js"
 import { Scheduler } from "./Scheduler.js"
 import * as TaskBodies from "./Bodies.js"
-import { IdempotencyConflict, type Task, TaskStore } from "./Store.js"
+import { IdempotencyConflict, type InFlightExceeded, type Task, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import { httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson } from "../http/Request.js"
@@ -42,6 +43,7 @@ const sandboxHeader = (mode: "live" | "sandbox") => (mode === "sandbox" ? { "x-g
 export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id)
     const request = yield* HttpServerRequest.HttpServerRequest
     const json = yield* readJson(entry.maxBodyBytes)
     const checked = Validate.validate(entry, json)
@@ -85,7 +87,9 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         requestHash,
         upstreamModel: entry.upstream.model,
         deadlineAt: now + Duration.toMillis(Duration.decode(entry.poll.deadline)),
-        createdAt: now
+        createdAt: now,
+        keyId: principal.keyId,
+        maxInFlight: principal.maxInFlight ?? null
       },
       now
     ).pipe(
@@ -95,6 +99,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         httpError(409, `Idempotency-Key was already used for task ${e.existing.id} with a different body`, {
           param: "Idempotency-Key"
         })),
+      Effect.catchTag("InFlightExceeded", (e: InFlightExceeded) => Limits.inFlightExceeded(e.limit)),
       Effect.catchTag("SqlError", (e) =>
         Effect.zipRight(Effect.logError("task insert failed", e), httpError(503, "the gateway could not store the task; try again")))
     )
@@ -117,6 +122,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
 export const retrieve = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id)
     const params = yield* HttpRouter.params
     const id = params.task_id ?? ""
     if (!uuidPattern.test(id)) return yield* httpError(400, "task_id must be a UUID", { param: "task_id" })
