@@ -283,6 +283,17 @@ describe("enforcement", () => {
         assert.strictEqual((yield* Harness.send(Harness.post(e4, prompt, key.token))).status, 202)
       }))
 
+    it.effect("a create refused for max_in_flight does not count against the rpm", () =>
+      Effect.gen(function*() {
+        const key = yield* makeKey({ max_in_flight: 1, rpm: 3 })
+        const first = yield* Harness.send(Harness.post(e4, prompt, key.token))
+        assert.strictEqual(first.headers["ratelimit-remaining"], "2")
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* Harness.send(Harness.post(e4, prompt, key.token))).status, 429)
+        const next = yield* Harness.send(Harness.get("/v1/models", key.token))
+        assert.strictEqual(next.status, 200)
+        assert.strictEqual(next.headers["ratelimit-remaining"], "1")
+      }))
+
     it.effect("expiry: 401 once expires_at passes, on both surfaces (AuthenticationError)", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))

@@ -11,8 +11,11 @@ import { httpError } from "./Errors.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
 
-/** The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. */
-export const authenticate = Effect.gen(function*() {
+/**
+ * The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. Not yet
+ * counted against the key's `rpm`: `authenticate` does both.
+ */
+export const identify = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const header = request.headers["authorization"]
   if (header === undefined || header.length === 0) {
@@ -30,9 +33,14 @@ export const authenticate = Effect.gen(function*() {
       openAiCode: verdict._tag === "Expired" ? "expired_api_key" : "invalid_api_key"
     })
   }
-  // The key's request rate (DESIGN.md §9): 429 over it, `RateLimit-*` on the answer.
-  return (yield* Limits.admit(verdict.principal)) satisfies Principal
+  return verdict.principal satisfies Principal
 })
+
+/**
+ * The caller, counted against its key's request rate (DESIGN.md §9): 401 as `identify`, 429 over
+ * the `rpm`, and the `RateLimit-*` headers on the answer.
+ */
+export const authenticate = Effect.flatMap(identify, Limits.admit)
 
 /**
  * Reads a JSON body of at most `maxBytes`: 415 unless the content type is JSON, 413 when larger,

@@ -22,7 +22,7 @@ import * as TaskBodies from "./Bodies.js"
 import { IdempotencyConflict, type InFlightExceeded, type Task, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import { httpError, invalid } from "../http/Errors.js"
-import { authenticate, readJson } from "../http/Request.js"
+import { authenticate, identify, readJson } from "../http/Request.js"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -42,8 +42,14 @@ const sandboxHeader = (mode: "live" | "sandbox") => (mode === "sandbox" ? { "x-g
 /** `POST <entry.path>`: validate, store, answer 202; the vendor is called by the workers. */
 export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
-    const principal = yield* authenticate
-    yield* Limits.requireModel(principal, entry.id)
+    const caller = yield* identify
+    yield* Limits.requireModel(caller, entry.id)
+    // A create over max_in_flight is refused before it counts against the rpm (checked again,
+    // exactly, when the task is stored).
+    if (caller.maxInFlight != null && (yield* Effect.orDie(Effect.flatMap(TaskStore, (s) => s.inFlight(caller.keyId)))) >= caller.maxInFlight) {
+      return yield* Limits.inFlightExceeded(caller.maxInFlight)
+    }
+    const principal = yield* Limits.admit(caller)
     const request = yield* HttpServerRequest.HttpServerRequest
     const json = yield* readJson(entry.maxBodyBytes)
     const checked = Validate.validate(entry, json)

@@ -193,6 +193,13 @@ const make = Effect.gen(function*() {
       return { task: created, replay: false }
     })
 
+  /** How many tasks created with the key are pending or processing (its `max_in_flight` count). */
+  const inFlight = (keyId: string) =>
+    Effect.map(
+      sql`SELECT COUNT(*) AS n FROM tasks WHERE key_id = ${keyId} AND status IN ('pending', 'processing')`,
+      (rows) => Number(rows[0]?.n ?? 0)
+    )
+
   /** A tenant's task of one entry; another tenant's or another entry's id is not found. */
   const find = (tenant: string, entryId: string, id: string) =>
     sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`.pipe(Effect.map(firstTask))
@@ -281,7 +288,7 @@ const make = Effect.gen(function*() {
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded } as const
+  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded, inFlight } as const
 })
 
 /** The task store. */
