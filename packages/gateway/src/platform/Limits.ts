@@ -126,11 +126,23 @@ export const redisCounter = (url: Redacted.Redacted<string>, prefix = "genway:ra
     return { limiter, shared: true, breaker: { openUntil: 0, lastLogged: -Infinity } } satisfies RequestCounter
   })
 
-/** The request counter of the settings: Redis with `GATEWAY_REDIS_URL`, else in process. */
+/**
+ * The request counter of the settings: Redis with `GATEWAY_REDIS_URL`, else in process. A Redis
+ * that does not answer at startup does not hold startup up: one probe in the background reports it.
+ */
 export const layer: Layer.Layer<RequestCounterRef, never, Settings> = Layer.scoped(
   RequestCounterRef,
   Effect.flatMap(Settings, (settings) =>
-    Option.match(settings.redisUrl, { onNone: () => Effect.sync(memoryCounter), onSome: (url) => redisCounter(url) }))
+    Option.match(settings.redisUrl, {
+      onNone: () => Effect.sync(memoryCounter),
+      onSome: (url) =>
+        Effect.tap(redisCounter(url), (counter) =>
+          counter.limiter.consume({ key: "startup-probe", limit: 1_000_000, window: "1 second" }).pipe(
+            // Reported only: requests still try the store (a slow start is no outage).
+            Effect.catchAll((error) => (error.reason === "StoreError" ? storeFailed(counter, error.cause ?? error, false) : Effect.void)),
+            Effect.forkScoped
+          ))
+    }))
 )
 
 // After a failed check the shared store is left alone this long (requests pass unchecked), so
@@ -138,15 +150,19 @@ export const layer: Layer.Layer<RequestCounterRef, never, Settings> = Layer.scop
 const breakerMs = 2_000
 const logEveryMs = 60_000
 
-const storeFailed = (counter: RequestCounter, error: unknown) =>
+const storeFailed = (counter: RequestCounter, error: unknown, open = true) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    counter.breaker.openUntil = now + breakerMs
+    if (open) counter.breaker.openUntil = now + breakerMs
     yield* Metric.increment(rateLimiterErrorsTotal)
     if (now - counter.breaker.lastLogged >= logEveryMs) {
       counter.breaker.lastLogged = now
       const reason = error instanceof Error ? error.message : String((error as { message?: unknown })?.message ?? error)
-      yield* Effect.logWarning(`rate limiter store unreachable; limits are not enforced until it answers (${reason})`)
+      yield* Effect.logWarning(
+        open
+          ? `rate limiter store unreachable; rpm limits are not enforced until it answers (${reason})`
+          : `rate limiter store did not answer at startup (${reason}); rpm checks fail open while it does not answer`
+      )
     }
   })
 
