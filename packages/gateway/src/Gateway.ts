@@ -16,9 +16,10 @@ import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
 import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
-import * as Limits from "./http/Limits.js"
+import * as BodyLimits from "./http/Limits.js"
 import * as Server from "./http/Server.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
+import * as Limits from "./platform/Limits.js"
 import * as MediaStore from "./platform/MediaStore.js"
 import * as Models from "./platform/Models.js"
 import * as ResponsesService from "./responses/Service.js"
@@ -63,7 +64,7 @@ export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
-  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer).pipe(Layer.provideMerge(Database.layer))
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer, Limits.layer).pipe(Layer.provideMerge(Database.layer))
   const upstream = Layer.mergeAll(Vendors.layer(liveAdapters), ChatService.layer, ResponsesService.layer).pipe(
     Layer.provide(upstreamHttp)
   )
@@ -82,7 +83,7 @@ export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   const app = yield* Server.app
   return HttpServer.serve(app).pipe(
-    Layer.provide(NodeHttpServer.layer(() => createServer(Limits.serverOptions(settings)), { port: settings.port, host: settings.host }))
+    Layer.provide(NodeHttpServer.layer(() => createServer(BodyLimits.serverOptions(settings)), { port: settings.port, host: settings.host }))
   )
 }))
 

@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { PassThrough } from "node:stream"
 import type { ApiKeys } from "../platform/ApiKeys.js"
+import * as Limits from "../platform/Limits.js"
 import { ChatService } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
@@ -252,6 +253,7 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
         openAiCode: "model_not_found"
       })
     }
+    yield* Limits.requireModel(principal, entry.id, "model")
     const checked = yield* traced("validate", () => Validate.validate<ChatBody>(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const request = yield* toChatRequest(entry, checked.right)

@@ -5,6 +5,7 @@
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Limits from "../platform/Limits.js"
 import { type HttpError, httpError, render, type Surface } from "./Errors.js"
 
 /** The handler with its surface's error shape. */
@@ -16,5 +17,8 @@ export const handle = <R>(surface: Surface, handler: Effect.Effect<HttpServerRes
         Effect.logError("request failed", Cause.pretty(cause)),
         Effect.succeed(render(httpError(500, "internal error; the request id identifies it in the gateway's log"), surface))
       )
-    )
+    ),
+    // A key's `RateLimit-*` headers, recorded when the request was admitted.
+    Effect.flatMap(Limits.withResponseHeaders),
+    Effect.locally(Limits.responseHeaders, undefined)
   )

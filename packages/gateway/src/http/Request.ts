@@ -3,16 +3,19 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
+import * as Limits from "../platform/Limits.js"
 import { httpError } from "./Errors.js"
 import { singleAuthorization } from "./Limits.js"
 import { noteTenant } from "../observability/Request.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
 
-/** The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. */
-export const authenticate = Effect.gen(function*() {
+/**
+ * The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. Not yet
+ * counted against the key's `rpm`: `authenticate` does both.
+ */
+export const identify = Effect.gen(function*() {
   yield* singleAuthorization
   const request = yield* HttpServerRequest.HttpServerRequest
   const header = request.headers["authorization"]
@@ -24,16 +27,22 @@ export const authenticate = Effect.gen(function*() {
     return yield* httpError(401, "the Authorization header must be \"Bearer <API_TOKEN>\"", { headers: challenge })
   }
   const keys = yield* ApiKeys
-  const principal = yield* keys.verify(m[1]!)
-  if (Option.isNone(principal)) {
-    return yield* httpError(401, "invalid or revoked API token", {
+  const verdict = yield* keys.resolve(m[1]!)
+  if (verdict._tag !== "Ok") {
+    return yield* httpError(401, verdict._tag === "Expired" ? "this API token has expired" : "invalid or revoked API token", {
       headers: { "www-authenticate": 'Bearer realm="genway", error="invalid_token"' },
-      openAiCode: "invalid_api_key"
+      openAiCode: verdict._tag === "Expired" ? "expired_api_key" : "invalid_api_key"
     })
   }
-  yield* noteTenant(principal.value.tenant)
-  return principal.value satisfies Principal
+  yield* noteTenant(verdict.principal.tenant)
+  return verdict.principal satisfies Principal
 })
+
+/**
+ * The caller, counted against its key's request rate (DESIGN.md §9): 401 as `identify`, 429 over
+ * the `rpm`, and the `RateLimit-*` headers on the answer.
+ */
+export const authenticate = Effect.flatMap(identify, Limits.admit)
 
 /** Reads a JSON body with the route's limits (http/Body.ts). */
 export { readJson } from "./Body.js"

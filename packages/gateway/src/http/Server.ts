@@ -10,6 +10,7 @@ import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
+import * as Admin from "../admin/Http.js"
 import * as Chat from "../chat/Http.js"
 import * as Docs from "./Docs.js"
 import { handle } from "./Handle.js"
@@ -34,6 +35,7 @@ export type Services =
   | Chat.Services
   | Responses.Services
   | Effect.Effect.Context<typeof Observability.metrics>
+  | Admin.Services
 
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
@@ -48,6 +50,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/metrics", handle("task", Observability.metrics))
   )
   r = Responses.mount(Chat.mount(r, entries), entries)
+  r = Admin.mount(r)
   for (const entry of entries) {
     if (!ModelEntry.isTaskEntry(entry)) continue
     r = r.pipe(

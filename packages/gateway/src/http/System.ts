@@ -9,6 +9,7 @@ import { Registry } from "@genway/registry"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Database from "../platform/Database.js"
+import * as Limits from "../platform/Limits.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import { Vendors } from "../vendors/Vendors.js"
 import { httpError } from "./Errors.js"
@@ -52,12 +53,13 @@ export const describe = (entry: ModelEntry.ModelEntry, mode: "live" | "sandbox")
 
 /** `GET /v1/models`: every entry, OpenAI list shape with Genway's details on each item. */
 export const models = Effect.gen(function*() {
-  yield* authenticate
+  const principal = yield* authenticate
   const registry = yield* Registry.Registry
   const vendors = yield* Vendors
   return HttpServerResponse.unsafeJson({
     object: "list",
-    data: registry.entries.map((e) => describe(e, vendors.modeOf(e.vendor)))
+    // A key with a model allow-list sees the models it may use.
+    data: registry.entries.filter((e) => Limits.allows(principal, e.id)).map((e) => describe(e, vendors.modeOf(e.vendor)))
   })
 })
 

@@ -1,7 +1,9 @@
 /**
  * Bearer tokens and tenants. Tokens are shown once at creation and stored as SHA-256 hashes; a
  * presented token is hashed and compared in constant time. `GATEWAY_API_KEYS` tokens are each their
- * own tenant (named by a hash prefix, never by the token).
+ * own tenant (named by a hash prefix, never by the token). Keys made in the database carry the
+ * scopes and limits of DESIGN.md §9: a model allow-list, `rpm`, `max_in_flight`, an expiry, budget
+ * fields, and during a rotation's grace the hash of the previous token.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
@@ -13,23 +15,90 @@ import * as Redacted from "effect/Redacted"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { Settings } from "./Config.js"
 
-/** Who is calling. */
+/** Who is calling, with the key's scopes and limits (absent or null: unlimited). */
 export interface Principal {
   readonly tenant: string
   readonly keyId: string
+  /** Entry ids (with `*` wildcards) the key may use; null: every model. */
+  readonly models?: ReadonlyArray<string> | null
+  readonly rpm?: number | null
+  readonly maxInFlight?: number | null
+  /** When this token stops working (the key's expiry, or the end of a rotation's grace). */
+  readonly expiresAt?: number | null
+}
+
+/** A budget period (DESIGN.md §10). */
+export type BudgetPeriod = "day" | "month" | "total"
+
+/** The settable fields of a key. */
+export interface KeyFields {
+  readonly name: string | null
+  readonly models: ReadonlyArray<string> | null
+  readonly rpm: number | null
+  readonly maxInFlight: number | null
+  readonly expiresAt: number | null
+  readonly budgetUsd: number | null
+  readonly budgetPeriod: BudgetPeriod | null
 }
 
 /** A stored key as listed (never the token). */
-export interface KeyInfo {
+export interface KeyInfo extends KeyFields {
   readonly id: string
   readonly tenant: string
-  readonly name: string | null
   readonly prefix: string
   readonly createdAt: number
   readonly revokedAt: number | null
+  /** End of the grace of the token replaced by the last rotation, while it runs. */
+  readonly previousTokenExpiresAt: number | null
 }
 
+/** A tenant's budget. */
+export interface TenantBudget {
+  readonly tenant: string
+  readonly budgetUsd: number | null
+  readonly budgetPeriod: BudgetPeriod | null
+}
+
+/** What a presented token resolves to. */
+export type Verdict =
+  | { readonly _tag: "Ok"; readonly principal: Principal }
+  | { readonly _tag: "Expired" }
+  | { readonly _tag: "Unknown" }
+
 const sha256 = (s: string) => createHash("sha256").update(s).digest()
+
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v))
+
+const parseModels = (raw: unknown): ReadonlyArray<string> | null => {
+  if (typeof raw !== "string") return null
+  try {
+    const parsed = JSON.parse(raw)
+    return Array.isArray(parsed) ? parsed.map(String) : null
+  } catch {
+    return null
+  }
+}
+
+const keyInfo = (r: Record<string, unknown>, now: number): KeyInfo => {
+  const previous = numOrNull(r.previous_expires_at)
+  return {
+    id: r.id as string,
+    tenant: r.tenant as string,
+    name: (r.name as string | null) ?? null,
+    prefix: r.prefix as string,
+    createdAt: Number(r.created_at),
+    revokedAt: numOrNull(r.revoked_at),
+    models: parseModels(r.models),
+    rpm: numOrNull(r.rpm),
+    maxInFlight: numOrNull(r.max_in_flight),
+    expiresAt: numOrNull(r.expires_at),
+    budgetUsd: numOrNull(r.budget_usd),
+    budgetPeriod: (r.budget_period as BudgetPeriod | null) ?? null,
+    previousTokenExpiresAt: previous !== null && previous > now && r.previous_hash !== null ? previous : null
+  }
+}
+
+const newToken = () => `gw_${randomBytes(24).toString("base64url")}`
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -42,58 +111,130 @@ const make = Effect.gen(function*() {
   }
 
   // Verified tokens are remembered briefly so the hot path does not query the database each time;
-  // a revoked key stops working within this window.
+  // a key revoked on another replica stops working within this window. Expiry (and the end of a
+  // rotation's grace) is checked on every request against the remembered time, so it is exact.
   const cacheTtlMs = 5_000
   const cache = new Map<string, { readonly principal: Option.Option<Principal>; readonly until: number }>()
 
-  /** Resolves a presented token to its principal. */
-  const verify = (token: string): Effect.Effect<Option.Option<Principal>> =>
+  /** Resolves a presented token: its principal, an expired token, or an unknown one. */
+  const resolve = (token: string): Effect.Effect<Verdict> =>
     Effect.gen(function*() {
-      if (token.length === 0 || token.length > 512) return Option.none()
+      if (token.length === 0 || token.length > 512) return { _tag: "Unknown" } as const
       const digest = sha256(token)
       const hex = digest.toString("hex")
       const fromEnv = bootstrap.get(hex)
-      if (fromEnv !== undefined) return Option.some(fromEnv)
+      if (fromEnv !== undefined) return { _tag: "Ok", principal: fromEnv } as const
       const now = yield* Clock.currentTimeMillis
       const cached = cache.get(hex)
-      if (cached !== undefined && cached.until > now) return cached.principal
-      const rows = yield* sql`SELECT id, tenant, hash FROM api_keys WHERE hash = ${hex} AND revoked_at IS NULL`.pipe(
-        Effect.orDie
-      )
-      const row = rows[0]
-      const principal = row !== undefined && timingSafeEqual(Buffer.from(row.hash as string, "hex"), digest)
-        ? Option.some({ tenant: row.tenant as string, keyId: row.id as string })
-        : Option.none<Principal>()
-      if (cache.size > 10_000) cache.clear()
-      cache.set(hex, { principal, until: now + cacheTtlMs })
-      return principal
+      let principal: Option.Option<Principal>
+      if (cached !== undefined && cached.until > now) {
+        principal = cached.principal
+      } else {
+        const rows = yield* sql`SELECT id, tenant, hash, previous_hash, previous_expires_at, models, rpm, max_in_flight, expires_at
+          FROM api_keys WHERE (hash = ${hex} OR previous_hash = ${hex}) AND revoked_at IS NULL`.pipe(Effect.orDie)
+        principal = Option.none()
+        for (const row of rows) {
+          const current = row.hash === hex
+          const stored = (current ? row.hash : row.previous_hash) as string
+          if (!timingSafeEqual(Buffer.from(stored, "hex"), digest)) continue
+          const keyExpiry = numOrNull(row.expires_at)
+          const graceEnd = current ? null : numOrNull(row.previous_expires_at) ?? 0
+          const expiresAt = keyExpiry === null ? graceEnd : graceEnd === null ? keyExpiry : Math.min(keyExpiry, graceEnd)
+          principal = Option.some({
+            tenant: row.tenant as string,
+            keyId: row.id as string,
+            models: parseModels(row.models),
+            rpm: numOrNull(row.rpm),
+            maxInFlight: numOrNull(row.max_in_flight),
+            expiresAt
+          })
+          break
+        }
+        if (cache.size > 10_000) cache.clear()
+        cache.set(hex, { principal, until: now + cacheTtlMs })
+      }
+      if (Option.isNone(principal)) return { _tag: "Unknown" } as const
+      const expiresAt = principal.value.expiresAt
+      if (expiresAt !== undefined && expiresAt !== null && expiresAt <= now) return { _tag: "Expired" } as const
+      return { _tag: "Ok", principal: principal.value } as const
     })
 
+  /** Resolves a presented token to its principal (expired and unknown tokens alike: none). */
+  const verify = (token: string): Effect.Effect<Option.Option<Principal>> =>
+    Effect.map(resolve(token), (v) => (v._tag === "Ok" ? Option.some(v.principal) : Option.none()))
+
   /** Creates a key; the returned token is the only time it is visible. */
-  const create = (options: { readonly name?: string | undefined; readonly tenant?: string | undefined }) =>
+  const create = (options: { readonly [K in keyof KeyFields]?: KeyFields[K] | undefined } & { readonly tenant?: string | undefined }) =>
     Effect.gen(function*() {
       const id = `key_${randomBytes(6).toString("hex")}`
-      const token = `gw_${randomBytes(24).toString("base64url")}`
+      const token = newToken()
       const now = yield* Clock.currentTimeMillis
       const tenant = options.tenant ?? id
-      yield* sql`INSERT INTO api_keys (id, tenant, name, hash, prefix, created_at)
-        VALUES (${id}, ${tenant}, ${options.name ?? null}, ${sha256(token).toString("hex")}, ${token.slice(0, 8)}, ${now})`
-      return { id, tenant, token: Redacted.make(token) }
+      yield* sql`INSERT INTO api_keys (id, tenant, name, hash, prefix, created_at, updated_at, models, rpm, max_in_flight,
+          expires_at, budget_usd, budget_period)
+        VALUES (${id}, ${tenant}, ${options.name ?? null}, ${sha256(token).toString("hex")}, ${token.slice(0, 8)}, ${now}, ${now},
+          ${options.models == null ? null : JSON.stringify(options.models)}, ${options.rpm ?? null}, ${options.maxInFlight ?? null},
+          ${options.expiresAt ?? null}, ${options.budgetUsd ?? null}, ${options.budgetPeriod ?? null})`
+      const info = yield* find(id)
+      return { id, tenant, token: Redacted.make(token), info: Option.getOrThrow(info) }
+    })
+
+  /** One key by id (revoked included). */
+  const find = (id: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* sql`SELECT * FROM api_keys WHERE id = ${id}`
+      return rows.length === 0 ? Option.none<KeyInfo>() : Option.some(keyInfo(rows[0]!, now))
+    })
+
+  /** Every stored key, newest first; `tenant` narrows to one tenant. */
+  const listWhere = (tenant?: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = tenant === undefined
+        ? yield* sql`SELECT * FROM api_keys ORDER BY created_at DESC, id`
+        : yield* sql`SELECT * FROM api_keys WHERE tenant = ${tenant} ORDER BY created_at DESC, id`
+      return rows.map((r) => keyInfo(r, now))
     })
 
   /** Every stored key, newest first. */
-  const list = sql`SELECT id, tenant, name, prefix, created_at, revoked_at FROM api_keys ORDER BY created_at DESC, id`.pipe(
-    Effect.map((rows) =>
-      rows.map((r): KeyInfo => ({
-        id: r.id as string,
-        tenant: r.tenant as string,
-        name: (r.name as string | null) ?? null,
-        prefix: r.prefix as string,
-        createdAt: Number(r.created_at),
-        revokedAt: r.revoked_at === null ? null : Number(r.revoked_at)
-      }))
-    )
-  )
+  const list = listWhere()
+
+  /** Changes the given fields of an active key; none when no active key has that id. */
+  const update = (id: string, patch: Partial<KeyFields>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const set: Record<string, unknown> = { updated_at: now }
+      if (patch.name !== undefined) set.name = patch.name
+      if (patch.models !== undefined) set.models = patch.models === null ? null : JSON.stringify(patch.models)
+      if (patch.rpm !== undefined) set.rpm = patch.rpm
+      if (patch.maxInFlight !== undefined) set.max_in_flight = patch.maxInFlight
+      if (patch.expiresAt !== undefined) set.expires_at = patch.expiresAt
+      if (patch.budgetUsd !== undefined) set.budget_usd = patch.budgetUsd
+      if (patch.budgetPeriod !== undefined) set.budget_period = patch.budgetPeriod
+      const rows = yield* sql`UPDATE api_keys SET ${sql.update(set)} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
+      cache.clear()
+      if (rows.length === 0) return Option.none<KeyInfo>()
+      return yield* find(id)
+    })
+
+  /**
+   * Gives an active key a new token; the old one keeps working for `graceSeconds` (0: stops now).
+   * A token replaced by an earlier rotation stops at once.
+   */
+  const rotate = (id: string, graceSeconds: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const token = newToken()
+      const previousExpiresAt = now + graceSeconds * 1000
+      const rows = yield* sql`UPDATE api_keys SET previous_hash = ${graceSeconds > 0 ? sql.literal("hash") : null},
+          previous_expires_at = ${graceSeconds > 0 ? previousExpiresAt : null},
+          hash = ${sha256(token).toString("hex")}, prefix = ${token.slice(0, 8)}, updated_at = ${now}
+        WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
+      cache.clear()
+      if (rows.length === 0) return Option.none<{ id: string; token: Redacted.Redacted<string>; previousTokenExpiresAt: number }>()
+      return Option.some({ id, token: Redacted.make(token), previousTokenExpiresAt: previousExpiresAt })
+    })
 
   /** Revokes a key; `false` when no active key has that id. */
   const revoke = (id: string) =>
@@ -104,13 +245,55 @@ const make = Effect.gen(function*() {
       return rows.length > 0
     })
 
+  /** Whether a tenant exists: it has a key (revoked included) or a budget. */
+  const tenantExists = (tenant: string) =>
+    Effect.map(
+      sql`SELECT 1 AS ok FROM api_keys WHERE tenant = ${tenant} UNION ALL SELECT 1 AS ok FROM tenant_budgets WHERE tenant = ${tenant}`,
+      (rows) => rows.length > 0
+    )
+
+  /** Sets a tenant's budget (stored now; enforced with the usage ledger). */
+  const setTenantBudget = (tenant: string, budgetUsd: number | null, budgetPeriod: BudgetPeriod | null) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`INSERT INTO tenant_budgets (tenant, budget_usd, budget_period, updated_at)
+        VALUES (${tenant}, ${budgetUsd}, ${budgetPeriod}, ${now})
+        ON CONFLICT (tenant) DO UPDATE SET budget_usd = ${budgetUsd}, budget_period = ${budgetPeriod}, updated_at = ${now}`
+      return { tenant, budgetUsd, budgetPeriod } satisfies TenantBudget
+    })
+
+  /** A tenant's budget, if one was set. */
+  const tenantBudget = (tenant: string) =>
+    Effect.map(sql`SELECT * FROM tenant_budgets WHERE tenant = ${tenant}`, (rows) =>
+      rows.length === 0
+        ? Option.none<TenantBudget>()
+        : Option.some({
+          tenant,
+          budgetUsd: numOrNull(rows[0]!.budget_usd),
+          budgetPeriod: (rows[0]!.budget_period as BudgetPeriod | null) ?? null
+        }))
+
   /** Whether any way to authenticate exists (for the startup hint). */
   const anyConfigured = Effect.map(
     sql`SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL`,
     (rows) => bootstrap.size > 0 || Number(rows[0]?.n ?? 0) > 0
   )
 
-  return { verify, create, list, revoke, anyConfigured } as const
+  return {
+    resolve,
+    verify,
+    create,
+    find,
+    list,
+    listWhere,
+    update,
+    rotate,
+    revoke,
+    tenantExists,
+    setTenantBudget,
+    tenantBudget,
+    anyConfigured
+  } as const
 })
 
 /** The key store. */

@@ -41,6 +41,10 @@ export interface GatewaySettings {
   readonly logLevel: Option.Option<string>
   readonly otlpEndpoint: Option.Option<string>
   readonly otlpProtocol: "http/protobuf" | "http/json"
+  /** `GATEWAY_ADMIN_TOKEN`: enables the admin API (`/admin/…`); unset, those routes answer 404. */
+  readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  /** `GATEWAY_REDIS_URL`: rate-limit counters shared by replicas; unset, counted in process. */
+  readonly redisUrl: Option.Option<Redacted.Redacted<string>>
 }
 
 /** The settings in force. */
@@ -136,7 +140,11 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   otlpProtocol: optional("OTEL_EXPORTER_OTLP_PROTOCOL", (raw) =>
     raw === "http/protobuf" || raw === "http/json" ? Either.right<"http/protobuf" | "http/json">(raw) : Either.left("must be http/protobuf or http/json")).pipe(
       Config.map(Option.getOrElse((): "http/protobuf" | "http/json" => "http/protobuf"))
-    )
+    ),
+  adminToken: optional("GATEWAY_ADMIN_TOKEN", (raw) =>
+    raw.length >= 16 ? Either.right(Redacted.make(raw)) : Either.left("must be at least 16 characters")),
+  redisUrl: optional("GATEWAY_REDIS_URL", (raw) =>
+    /^rediss?:\/\//.test(raw) ? Either.right(Redacted.make(raw)) : Either.left("must be a redis:// or rediss:// URL"))
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -15,11 +15,17 @@ import * as path from "node:path"
 import init from "./migrations/0001_init.js"
 import responses from "./migrations/0002_responses.js"
 import taskCounts from "./migrations/0005_task_counts.js"
+import keys from "./migrations/0004_keys.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 
 const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses, "0005_task_counts": taskCounts }),
+  loader: Migrator.fromRecord({
+    "0001_init": init,
+    "0002_responses": responses,
+    "0004_keys": keys,
+    "0005_task_counts": taskCounts
+  }),
   table: "genway_migrations"
 })
 

@@ -21,6 +21,7 @@ import { ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
 import * as EventStream from "../http/EventStream.js"
+import * as Limits from "../platform/Limits.js"
 import { handle } from "../http/Handle.js"
 import { traced } from "../observability/Request.js"
 
@@ -83,6 +84,7 @@ const guardedFrames = (events: Stream.Stream<Responses.ResponseEvent>) => {
 export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id, "model")
     const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
     const checked = yield* traced("validate", () => Validate.validate(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
@@ -108,6 +110,7 @@ const idPattern = /^[A-Za-z0-9_.:-]{1,200}$/
 export const retrieve = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id)
     const request = yield* HttpServerRequest.HttpServerRequest
     const id = (yield* HttpRouter.params).response_id ?? ""
     if (requestUrl(request.url)?.searchParams.get("stream") === "true") {

@@ -14,14 +14,15 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
+import * as Limits from "../platform/Limits.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as Sandbox from "./Sandbox.js"
 import { Scheduler } from "./Scheduler.js"
 import * as TaskBodies from "./Bodies.js"
-import { IdempotencyConflict, type Task, TaskStore } from "./Store.js"
+import { IdempotencyConflict, type InFlightExceeded, type Task, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import { httpError, invalid } from "../http/Errors.js"
-import { authenticate, readJson } from "../http/Request.js"
+import { authenticate, identify, readJson } from "../http/Request.js"
 import { traced } from "../observability/Request.js"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -42,7 +43,14 @@ const sandboxHeader = (mode: "live" | "sandbox") => (mode === "sandbox" ? { "x-g
 /** `POST <entry.path>`: validate, store, answer 202; the vendor is called by the workers. */
 export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
-    const principal = yield* authenticate
+    const caller = yield* identify
+    yield* Limits.requireModel(caller, entry.id)
+    // A create over max_in_flight is refused before it counts against the rpm (checked again,
+    // exactly, when the task is stored).
+    if (caller.maxInFlight != null && (yield* Effect.orDie(Effect.flatMap(TaskStore, (s) => s.inFlight(caller.keyId)))) >= caller.maxInFlight) {
+      return yield* Limits.inFlightExceeded(caller.maxInFlight)
+    }
+    const principal = yield* Limits.admit(caller)
     const request = yield* HttpServerRequest.HttpServerRequest
     const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
     const checked = yield* traced("validate", () => Validate.validate(entry, json))
@@ -86,7 +94,9 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         requestHash,
         upstreamModel: entry.upstream.model,
         deadlineAt: now + Duration.toMillis(Duration.decode(entry.poll.deadline)),
-        createdAt: now
+        createdAt: now,
+        keyId: principal.keyId,
+        maxInFlight: principal.maxInFlight ?? null
       },
       now
     ).pipe(
@@ -96,6 +106,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         httpError(409, `Idempotency-Key was already used for task ${e.existing.id} with a different body`, {
           param: "Idempotency-Key"
         })),
+      Effect.catchTag("InFlightExceeded", (e: InFlightExceeded) => Limits.inFlightExceeded(e.limit)),
       Effect.catchTag("SqlError", (e) =>
         Effect.zipRight(Effect.logError("task insert failed", e), httpError(503, "the gateway could not store the task; try again")))
     )
@@ -118,6 +129,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
 export const retrieve = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
+    yield* Limits.requireModel(principal, entry.id)
     const params = yield* HttpRouter.params
     const id = params.task_id ?? ""
     if (!uuidPattern.test(id)) return yield* httpError(400, "task_id must be a UUID", { param: "task_id" })

@@ -63,10 +63,17 @@ export type NewTask = Omit<
   Task,
   | "status" | "submitState" | "upstreamRef" | "attempts" | "leaseOwner" | "leaseUntil" | "submittedAt"
   | "finishedAt" | "error" | "result" | "version" | "updatedAt" | "nextRunAt"
->
+> & {
+  /** The API key that creates it, and that key's `max_in_flight` (checked in the insert's transaction). */
+  readonly keyId?: string | null
+  readonly maxInFlight?: number | null
+}
 
 /** The idempotency key was used before with another body. */
 export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly existing: Task }> {}
+
+/** The creating key already has `limit` tasks pending or processing. */
+export class InFlightExceeded extends Data.TaggedError("InFlightExceeded")<{ readonly limit: number }> {}
 
 const num = (v: unknown): number => (typeof v === "number" ? v : Number(v))
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
@@ -121,7 +128,10 @@ const make = Effect.gen(function*() {
    * Inserts a task and its first event. With an idempotency key, a repeat with the same body
    * returns the first task; with another body it fails with `IdempotencyConflict`.
    */
-  const create = (task: NewTask, now: number): Effect.Effect<{ readonly task: Task; readonly replay: boolean }, SqlError | IdempotencyConflict> =>
+  const create = (
+    task: NewTask,
+    now: number
+  ): Effect.Effect<{ readonly task: Task; readonly replay: boolean }, SqlError | IdempotencyConflict | InFlightExceeded> =>
     Effect.gen(function*() {
       if (task.idempotencyKey !== null) {
         const existing = yield* findByIdempotencyKey(task.tenant, task.entryId, task.idempotencyKey)
@@ -131,13 +141,19 @@ const make = Effect.gen(function*() {
         }
       }
       const insert = sql.withTransaction(Effect.gen(function*() {
+        // max_in_flight: counted under a per-key lock (SQLite has one writer), so exact across replicas.
+        if (task.keyId != null && task.maxInFlight != null) {
+          yield* sql.onDialectOrElse({ pg: () => sql`SELECT pg_advisory_xact_lock(hashtext(${task.keyId}))`, orElse: () => Effect.void })
+          const open = yield* sql`SELECT COUNT(*) AS n FROM tasks WHERE key_id = ${task.keyId} AND status IN ('pending', 'processing')`
+          if (Number(open[0]?.n ?? 0) >= task.maxInFlight) return yield* new InFlightExceeded({ limit: task.maxInFlight })
+        }
         yield* sql`INSERT INTO tasks (
           id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
-          upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version
+          upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version, key_id
         ) VALUES (
           ${task.id}, ${task.tenant}, ${task.entryId}, ${task.vendor}, ${task.mode}, 'pending', ${task.request},
           ${JSON.stringify(task.hints)}, ${task.idempotencyKey}, ${task.requestHash}, ${task.upstreamModel}, 'new', 0,
-          ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0
+          ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0, ${task.keyId ?? null}
         )`
         yield* event(task.id, now, null, "pending", "created")
       }))
@@ -178,6 +194,13 @@ const make = Effect.gen(function*() {
       yield* TaskMetrics.created(created)
       return { task: created, replay: false }
     })
+
+  /** How many tasks created with the key are pending or processing (its `max_in_flight` count). */
+  const inFlight = (keyId: string) =>
+    Effect.map(
+      sql`SELECT COUNT(*) AS n FROM tasks WHERE key_id = ${keyId} AND status IN ('pending', 'processing')`,
+      (rows) => Number(rows[0]?.n ?? 0)
+    )
 
   /** A tenant's task of one entry; another tenant's or another entry's id is not found. */
   const find = (tenant: string, entryId: string, id: string) =>
@@ -270,7 +293,7 @@ const make = Effect.gen(function*() {
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded } as const
+  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded, inFlight } as const
 })
 
 /** The task store. */
