@@ -17,6 +17,7 @@ import * as ChatService from "./chat/Service.js"
 import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
 import * as Server from "./http/Server.js"
+import * as ServerTiming from "./http/ServerTiming.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
 import * as MediaStore from "./platform/MediaStore.js"
 import * as Models from "./platform/Models.js"
@@ -52,7 +53,7 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
  * The HTTP client towards vendors. Adapters take it when they are built, so it stays apart from
  * any client the embedding program (or a test) provides for itself.
  */
-export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = NodeHttpClient.layerUndici
+export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = ServerTiming.layerTimedClient(NodeHttpClient.layerUndici)
 
 /** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
 export const services = <E, R, E2, R2>(

@@ -24,6 +24,7 @@ import type { ApiKeys } from "../platform/ApiKeys.js"
 import { ChatService } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
+import { withServerTiming } from "../http/ServerTiming.js"
 import { authenticate, readJson } from "../http/Request.js"
 
 /** How long a stream may stay silent before a `: keep-alive` comment is sent. */
@@ -280,7 +281,7 @@ export const mount = <R>(
   }
   let r: HttpRouter.HttpRouter<never, R | Services> = router
   for (const [path, list] of byPath) {
-    r = HttpRouter.post(r, path as HttpRouter.PathInput, handle("openai", create(list)))
+    r = HttpRouter.post(r, path as HttpRouter.PathInput, withServerTiming(handle("openai", create(list))))
   }
   return r
 }

@@ -21,6 +21,7 @@ import { ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
 import { handle } from "../http/Handle.js"
+import { withServerTiming } from "../http/ServerTiming.js"
 
 /** What this surface's routes need. */
 export type Services = ApiKeys | ResponsesService | SqlClient.SqlClient | Registry.Registry
@@ -102,7 +103,7 @@ export const mount = <R>(router: HttpRouter.HttpRouter<never, R>, entries: Reado
   for (const entry of entries) {
     if (entry.kind !== "responses") continue
     r = r.pipe(
-      HttpRouter.post(entry.path as HttpRouter.PathInput, handle("openai", create(entry))),
+      HttpRouter.post(entry.path as HttpRouter.PathInput, withServerTiming(handle("openai", create(entry)))),
       HttpRouter.get(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", retrieve(entry)))
     )
   }
