@@ -9,7 +9,7 @@ import * as Tasks from "./tasks.js"
 const all: Record<string, () => Promise<unknown>> = {
   creates: () => Tasks.creates(),
   "creates-only": () => Tasks.creates(10_000, 32, false),
-  workers: () => Tasks.workers(10_000, Number(process.env.BENCH_WORKERS_SECONDS ?? 30)),
+  workers: () => Tasks.workers(Number(process.env.BENCH_WORKERS_COUNT ?? 10_000), Number(process.env.BENCH_WORKERS_SECONDS ?? 30)),
   big: () => Tasks.bigBodies(),
   ttfb: async () => (await import("./ttfb.js")).run()
 }

@@ -290,7 +290,16 @@ const polls = async (quick: boolean, out: Array<string>, ratios: Record<string, 
   })
   let text = ""
   child.stdout.on("data", (d) => (text += String(d)))
+  const limitS = quick ? 60 : 180
+  const timer = setTimeout(() => child.kill("SIGKILL"), limitS * 1000)
   await new Promise((r) => child.once("exit", r))
+  clearTimeout(timer)
+  if (!text.includes("{")) {
+    out.push("10,000 tasks in flight, 5 s poll cadence (SQLite, sandbox)")
+    out.push(`did not finish within ${limitS} s (seeding, ramp-up and measurement): the process is saturated`)
+    ratios["polls CPU cores (< 0.3)"] = `> 1 (no result in ${limitS} s)`
+    return
+  }
   const r = JSON.parse(text.trim().split("\n").pop()!) as { cpuCores: number; rssPeakMB: number; error?: string }
   if (r.error !== undefined) throw new Error(r.error)
   out.push("10,000 tasks in flight, 5 s poll cadence (SQLite, sandbox)")
@@ -306,8 +315,11 @@ export const run = async (options: SideOptions) => {
   const parts: Record<string, typeof e2> = { e2, create: creates, e1: ttfb, polls }
   for (const [name, part] of Object.entries(parts)) {
     if (options.only !== undefined && options.only.length > 0 && !options.only.includes(name)) continue
+    const t = Date.now()
+    console.error(`bench: ${name}…`)
     try {
       await part(options.quick, out, ratios)
+      console.error(`bench: ${name} done in ${Math.round((Date.now() - t) / 1000)} s`)
     } catch (e) {
       out.push(`${name}: FAILED: ${String(e)}`)
     }

@@ -2,15 +2,18 @@
  * The gateway as layers, so it can be launched by the CLI, embedded in another service, or started
  * inside a test on an ephemeral port.
  */
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
+import * as Config from "effect/Config"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { createServer } from "node:http"
 import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
@@ -78,7 +81,14 @@ export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, Vendo
 export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   const app = yield* Server.app
+  // Without a trace exporter no server span is made per request (DESIGN.md §11: nothing
+  // measurable is spent when tracing is unset); it cost a URL parse and header redaction each time.
+  const exporting = yield* Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
+    Effect.map(Option.isSome),
+    Effect.orElseSucceed(() => false)
+  )
   return HttpServer.serve(app).pipe(
+    HttpMiddleware.withTracerDisabledWhen(() => !exporting),
     Layer.provide(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), { port: settings.port, host: settings.host }))
   )
 }))
