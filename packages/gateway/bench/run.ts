@@ -1,19 +1,28 @@
 /**
- * `pnpm bench`: runs the benchmarks and prints their numbers as JSON lines. Pass names to run a
- * subset: `pnpm bench creates workers`.
+ * `pnpm bench`: the side-by-side benchmark of DESIGN.md §7 (bench/side.ts), printed as tables
+ * with the ratios; `pnpm bench --quick` is the same in under 2 minutes; `pnpm bench e2 polls` runs
+ * parts of it (e2, create, e1, polls). The older single benchmarks print JSON lines:
+ * `pnpm bench creates workers`.
  */
 import * as Tasks from "./tasks.js"
 
 const all: Record<string, () => Promise<unknown>> = {
   creates: () => Tasks.creates(),
   "creates-only": () => Tasks.creates(10_000, 32, false),
-  workers: () => Tasks.workers(),
+  workers: () => Tasks.workers(Number(process.env.BENCH_WORKERS_COUNT ?? 10_000), Number(process.env.BENCH_WORKERS_SECONDS ?? 30)),
   big: () => Tasks.bigBodies(),
   ttfb: async () => (await import("./ttfb.js")).run()
 }
 
-const wanted = process.argv.slice(2).filter((a) => a in all)
-for (const name of wanted.length > 0 ? wanted : Object.keys(all)) {
+const args = process.argv.slice(2)
+const wanted = args.filter((a) => a in all)
+if (wanted.length === 0) {
+  const { run } = await import("./side.js")
+  const only = args.filter((a) => ["e2", "create", "e1", "polls"].includes(a))
+  console.log(await run({ quick: args.includes("--quick"), only }))
+  process.exit(0)
+}
+for (const name of wanted) {
   try {
     console.log(JSON.stringify(await all[name]!()))
   } catch (e) {

@@ -2,6 +2,7 @@
  * The gateway as layers, so it can be launched by the CLI, embedded in another service, or started
  * inside a test on an ephemeral port.
  */
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -11,6 +12,7 @@ import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { createServer } from "node:http"
 import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
@@ -18,6 +20,7 @@ import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
 import * as BodyLimits from "./http/Limits.js"
 import * as Server from "./http/Server.js"
+import * as ServerTiming from "./http/ServerTiming.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
 import * as Limits from "./platform/Limits.js"
 import * as MediaStore from "./platform/MediaStore.js"
@@ -56,7 +59,7 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
  * any client the embedding program (or a test) provides for itself.
  */
 export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = Upstream.layer(Vendors.vendorIds).pipe(
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide(ServerTiming.layerTimedClient(NodeHttpClient.layerUndici))
 )
 
 /** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
@@ -82,7 +85,11 @@ export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, Vendo
 export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   const app = yield* Server.app
+  // Without a trace exporter no server span is made per request (DESIGN.md §11: nothing
+  // measurable is spent when tracing is unset); it cost a URL parse and header redaction each time.
+  const exporting = Option.isSome(settings.otlpEndpoint)
   return HttpServer.serve(app).pipe(
+    HttpMiddleware.withTracerDisabledWhen(() => !exporting),
     Layer.provide(NodeHttpServer.layer(() => createServer(BodyLimits.serverOptions(settings)), { port: settings.port, host: settings.host }))
   )
 }))

@@ -25,6 +25,7 @@ import * as Limits from "../platform/Limits.js"
 import { ChatService } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
+import { withServerTiming } from "../http/ServerTiming.js"
 import { authenticate, readJson } from "../http/Request.js"
 import { traced } from "../observability/Request.js"
 
@@ -283,7 +284,7 @@ export const mount = <R>(
   }
   let r: HttpRouter.HttpRouter<never, R | Services> = router
   for (const [path, list] of byPath) {
-    r = HttpRouter.post(r, path as HttpRouter.PathInput, handle("openai", create(list)))
+    r = HttpRouter.post(r, path as HttpRouter.PathInput, withServerTiming(handle("openai", create(list))))
   }
   return r
 }

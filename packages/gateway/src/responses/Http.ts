@@ -24,6 +24,7 @@ import * as EventStream from "../http/EventStream.js"
 import * as Limits from "../platform/Limits.js"
 import { handle } from "../http/Handle.js"
 import { traced } from "../observability/Request.js"
+import { withServerTiming } from "../http/ServerTiming.js"
 
 /** What this surface's routes need. */
 export type Services = ApiKeys | ResponsesService | SqlClient.SqlClient | Registry.Registry
@@ -130,7 +131,7 @@ export const mount = <R>(router: HttpRouter.HttpRouter<never, R>, entries: Reado
   for (const entry of entries) {
     if (entry.kind !== "responses") continue
     r = r.pipe(
-      HttpRouter.post(entry.path as HttpRouter.PathInput, handle("openai", create(entry))),
+      HttpRouter.post(entry.path as HttpRouter.PathInput, withServerTiming(handle("openai", create(entry)))),
       HttpRouter.get(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", retrieve(entry)))
     )
   }

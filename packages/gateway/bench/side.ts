@@ -1,0 +1,333 @@
+/**
+ * The side-by-side benchmark (DESIGN.md §7), in one run: the same fake upstream behind **direct**
+ * (the upstream itself), the **floor** (bench/side/floor.mjs: a bare node:http proxy), **Portkey**
+ * (`@portkey-ai/gateway`, offline, the upstream as its OpenAI-compatible custom host) and **Genway**
+ * (`genway serve` in its own process). Load comes from another process (bench/side/load.mjs:
+ * autocannon, or a sequential keep-alive client). Then task create against a floor doing one
+ * durable insert on the same database (SQLite, and PostgreSQL when GATEWAY_TEST_DATABASE_URL is
+ * set), E1 stream time to first byte (bench/ttfb.ts) and 10k in-flight polls (bench/tasks.ts).
+ * Prints a table and the ratios. Only ratios from one run count: the machine is shared.
+ *
+ * `pnpm bench` (full) or `pnpm bench --quick` (under 2 minutes).
+ */
+import { Registry } from "@genway/registry"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+const tsx = require.resolve("tsx/esm")
+const token = "bench-token"
+const upstreamKey = "upstream-key"
+
+export interface SideOptions {
+  readonly quick: boolean
+  readonly only?: ReadonlyArray<string>
+}
+
+const children: Array<ChildProcess> = []
+const stopAll = () => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGTERM")
+}
+process.on("exit", stopAll)
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Starts a node script that prints `{"port": n}` on its first line. */
+const startScript = (script: string, env: Record<string, string>, args: Array<string> = []) =>
+  new Promise<{ port: number; child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] })
+    children.push(child)
+    let out = ""
+    child.stdout!.on("data", (d) => {
+      out += String(d)
+      const line = out.split("\n")[0]!
+      if (out.includes("\n")) {
+        try {
+          resolve({ port: (JSON.parse(line) as { port: number }).port, child })
+        } catch (e) {
+          reject(e)
+        }
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)))
+  })
+
+/** Waits until `url` answers at all (any status). */
+const waitFor = async (url: string, child: ChildProcess, what: string) => {
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
+    const ok = await fetch(url).then(() => true, () => false)
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`${what} did not start`)
+}
+
+const startGenway = async (env: Record<string, string>, name = "genway") => {
+  const port = await freePort()
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-side-"))
+  const child = spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), "--import", tsx, path.join(here, "../src/main.ts"), "serve"], {
+    stdio: "ignore",
+    cwd: dataDir,
+    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_API_KEYS: token, ...env }
+  })
+  children.push(child)
+  await waitFor(`http://127.0.0.1:${port}/healthz`, child, name)
+  return { port, child }
+}
+
+const startPortkey = async () => {
+  const port = await freePort()
+  const script = require.resolve("@portkey-ai/gateway/build/start-server.js")
+  const child = spawn(process.execPath, [script, `--port=${port}`, "--headless"], {
+    stdio: "ignore",
+    env: { ...process.env, NODE_ENV: "production" }
+  })
+  children.push(child)
+  await waitFor(`http://127.0.0.1:${port}/`, child, "portkey")
+  return { port, child }
+}
+
+interface Job {
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+interface Cannon {
+  readonly rps: number
+  readonly p50: number
+  readonly p99: number
+  readonly failed: number
+}
+interface Sequential {
+  readonly p50: number
+  readonly p99: number
+  readonly failed: number
+}
+
+const runLoad = <A>(job: Record<string, unknown>) =>
+  new Promise<A>((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, "side/load.mjs"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "inherit"] })
+    let out = ""
+    child.stdout.on("data", (d) => (out += String(d)))
+    child.once("exit", (code) => {
+      try {
+        resolve(JSON.parse(out.trim().split("\n").pop()!) as A)
+      } catch {
+        reject(new Error(`load generator exited with ${code}: ${out}`))
+      }
+    })
+  })
+
+const max = (job: Job, seconds: number, connections = 50) => runLoad<Cannon>({ mode: "max", ...job, connections, seconds })
+const atRate = (job: Job, seconds: number, rate: number) => runLoad<Cannon>({ mode: "rate", ...job, connections: 50, seconds, rate })
+const sequential = (job: Job, requests: number) => runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup: Math.min(200, requests) })
+
+const r1 = (n: number) => Math.round(n * 10) / 10
+const r2 = (n: number) => Math.round(n * 100) / 100
+const ratio = (a: number, b: number) => (b === 0 ? NaN : Math.round((a / b) * 100) / 100)
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
+  const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`]
+  for (const row of rows) lines.push(`| ${row.join(" | ")} |`)
+  return lines.join("\n")
+}
+
+/** E2 non-stream pass-through: direct, floor, Portkey, Genway (store default and store:false). */
+const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
+  const seconds = quick ? 2 : 10
+  const seqN = quick ? 500 : 5000
+  const up = await startScript(path.join(here, "side/upstream.mjs"), { UPSTREAM_KEY: upstreamKey })
+  const upstreamBase = `http://127.0.0.1:${up.port}/v1`
+  const floor = await startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, UPSTREAM_URL: upstreamBase, UPSTREAM_KEY: upstreamKey })
+  const portkey = await startPortkey()
+  const genway = await startGenway({ VENDOR_A_BASE_URL: upstreamBase, VENDOR_A_API_KEY: upstreamKey })
+  const body = JSON.stringify({ model: "responses", input: "a benchmark of paper boats" })
+  const bodyNoStore = JSON.stringify({ model: "responses", input: "a benchmark of paper boats", store: false })
+  const json = { "content-type": "application/json" }
+  const entry = Registry.entries.find((e) => e.endpoints.includes("E2"))!
+  const contestants: Array<[string, Job]> = [
+    ["direct", { url: `${upstreamBase}/responses`, headers: { ...json, authorization: `Bearer ${upstreamKey}` }, body }],
+    ["floor", { url: `http://127.0.0.1:${floor.port}/v1/responses`, headers: { ...json, authorization: `Bearer ${token}` }, body }],
+    ["Portkey 1.15.2", {
+      url: `http://127.0.0.1:${portkey.port}/v1/responses`,
+      headers: { ...json, authorization: `Bearer ${upstreamKey}`, "x-portkey-provider": "openai", "x-portkey-custom-host": upstreamBase },
+      body
+    }],
+    ["Genway (kept)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }],
+    ["Genway (store:false)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body: bodyNoStore }]
+  ]
+  // A check that each answers 200 before measuring.
+  for (const [name, job] of contestants) {
+    const r = await fetch(job.url, { method: "POST", headers: job.headers, body: job.body })
+    if (r.status !== 200) throw new Error(`${name} answered ${r.status}: ${(await r.text()).slice(0, 300)}`)
+    await r.arrayBuffer().catch(() => undefined)
+  }
+  const results: Record<string, { max: Cannon; seq: Sequential; rate: Cannon }> = {}
+  for (const [name, job] of contestants) {
+    const seq = await sequential(job, seqN)
+    const m = await max(job, seconds)
+    const rate = await atRate(job, seconds, 1000)
+    results[name] = { max: m, seq, rate }
+  }
+  const direct = results["direct"]!.seq
+  const rows = contestants.map(([name]) => {
+    const r = results[name]!
+    const added = name === "direct" ? "—" : `+${r2(r.seq.p50 - direct.p50)} / +${r2(r.seq.p99 - direct.p99)}`
+    const failed = r.max.failed + r.rate.failed + r.seq.failed
+    return [name, Math.round(r.max.rps), name === "direct" ? `${r2(r.seq.p50)} / ${r2(r.seq.p99)} (absolute)` : added, r1(r.rate.p99), failed]
+  })
+  out.push(`E2 non-stream pass-through (50 connections for max and at 1,000 req/s; ${seconds} s each; sequential ${seqN} requests)`)
+  out.push(table(["", "max req/s", "sequential added p50 / p99 ms", "p99 ms at 1,000 req/s", "non-2xx/errors"], rows))
+  const floorR = results["floor"]!
+  const portkeyR = results["Portkey 1.15.2"]!
+  for (const variant of ["Genway (kept)", "Genway (store:false)"]) {
+    const g = results[variant]!
+    ratios[`${variant} max / floor (>= 0.5)`] = ratio(g.max.rps, floorR.max.rps)
+    ratios[`${variant} max / Portkey`] = ratio(g.max.rps, portkeyR.max.rps)
+    ratios[`${variant} seq added p50 - floor's ms (<= 0.1)`] = r2((g.seq.p50 - direct.p50) - (floorR.seq.p50 - direct.p50))
+    ratios[`${variant} seq added p50 / Portkey's`] = ratio(g.seq.p50 - direct.p50, portkeyR.seq.p50 - direct.p50)
+    ratios[`${variant} seq added p99 / floor's`] = ratio(g.seq.p99 - direct.p99, floorR.seq.p99 - direct.p99)
+    ratios[`${variant} p99@1000 / floor (<= 3)`] = ratio(g.rate.p99, floorR.rate.p99)
+    ratios[`${variant} p99@1000 / Portkey`] = ratio(g.rate.p99, portkeyR.rate.p99)
+  }
+  for (const c of [up.child, floor.child, portkey.child, genway.child]) c.kill("SIGTERM")
+}
+
+/** Task create, sandbox, workers on, vs a floor doing one durable insert on the same database. */
+const creates = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
+  const seconds = quick ? 2 : 10
+  const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+  const body = JSON.stringify({ prompt: "a benchmark of paper boats", duration: 5 })
+  const headers = { "content-type": "application/json", authorization: `Bearer ${token}` }
+  const databases: Array<["SQLite" | "PostgreSQL", Record<string, string>, Record<string, string>, () => Promise<void>]> = []
+  const sqliteDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-side-floor-"))
+  databases.push(["SQLite", {}, {
+    FLOOR_DB: "sqlite",
+    FLOOR_SQLITE_FILE: path.join(sqliteDir, "floor.db"),
+    FLOOR_RESOLVE_FROM: fs.realpathSync(require.resolve("@effect/sql-sqlite-node/package.json"))
+  }, async () => {}])
+  const pgUrl = process.env.GATEWAY_TEST_DATABASE_URL
+  if (pgUrl !== undefined && pgUrl !== "") {
+    const pgRequire = createRequire(fs.realpathSync(require.resolve("@effect/sql-pg/package.json")))
+    const pg = pgRequire("pg") as { Client: new (o: { connectionString: string }) => { connect(): Promise<void>; query(q: string): Promise<unknown>; end(): Promise<void> } }
+    const schema = `genway_bench_${randomBytes(4).toString("hex")}`
+    const admin = new pg.Client({ connectionString: pgUrl })
+    await admin.connect()
+    await admin.query(`CREATE SCHEMA ${schema}`)
+    const scoped = new URL(pgUrl)
+    scoped.searchParams.set("options", `-c search_path=${schema}`)
+    databases.push(["PostgreSQL", { GATEWAY_DATABASE_URL: scoped.toString() }, {
+      FLOOR_DB: "pg",
+      FLOOR_PG_URL: scoped.toString(),
+      FLOOR_RESOLVE_FROM: fs.realpathSync(require.resolve("@effect/sql-pg/package.json"))
+    }, async () => {
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+      await admin.end()
+    }])
+  } else {
+    out.push("(PostgreSQL task create skipped: GATEWAY_TEST_DATABASE_URL is not set)")
+  }
+  const rows: Array<Array<string | number>> = []
+  for (const [db, genwayEnv, floorEnv, cleanup] of databases) {
+    try {
+      const floor = await startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, ...floorEnv })
+      const genway = await startGenway(genwayEnv, `genway (${db})`)
+      const floorJob = { url: `http://127.0.0.1:${floor.port}/tasks`, headers, body }
+      const genwayJob = { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers, body }
+      const check = await fetch(genwayJob.url, { method: "POST", headers, body })
+      if (check.status !== 202) throw new Error(`genway task create answered ${check.status}: ${await check.text()}`)
+      const fMax = await max(floorJob, seconds)
+      const gMax = await max(genwayJob, seconds)
+      const fRate = await atRate(floorJob, seconds, 2000)
+      const gRate = await atRate(genwayJob, seconds, 2000)
+      rows.push([`floor (${db})`, Math.round(fMax.rps), r1(fMax.p99), r1(fRate.p99), Math.round(fRate.rps), fMax.failed + fRate.failed])
+      rows.push([`Genway (${db})`, Math.round(gMax.rps), r1(gMax.p99), r1(gRate.p99), Math.round(gRate.rps), gMax.failed + gRate.failed])
+      ratios[`task create ${db} max / floor (>= 0.4)`] = ratio(gMax.rps, fMax.rps)
+      ratios[`task create ${db} p99 ms at 2,000/s (<= 20)`] = r1(gRate.p99)
+      floor.child.kill("SIGTERM")
+      genway.child.kill("SIGTERM")
+      await new Promise((r) => setTimeout(r, 300))
+    } finally {
+      await cleanup()
+    }
+  }
+  out.push(`Task create (sandbox, workers on; 50 connections; ${seconds} s each)`)
+  out.push(table(["", "max req/s", "p99 ms at max", "p99 ms at 2,000 req/s", "achieved req/s", "non-2xx/errors"], rows))
+}
+
+/** E1 stream time to first byte, through bench/ttfb.ts (gateway in its own process). */
+const ttfb = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
+  const { run } = await import("./ttfb.js")
+  const r = await run({ runs: quick ? 150 : 500 })
+  out.push("E1 stream time to first SSE byte (vendor-d emulator, one request at a time)")
+  out.push(table(["", "p50 ms", "p99 ms"], [
+    ["direct", r.directMs.p50, r.directMs.p99],
+    ["Genway", r.gatewayMs.p50, r.gatewayMs.p99],
+    ["paired added", r.pairedAddedMs.p50, r.pairedAddedMs.p99]
+  ]))
+  ratios["E1 TTFB p50 added over direct ms (<= 0.3)"] = r.differenceMs.p50
+}
+
+/** 10k in-flight polls, in a child process so its RSS is its own. */
+const polls = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
+  const child = spawn(process.execPath, ["--import", tsx, path.join(here, "run.ts"), "workers"], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, BENCH_WORKERS_SECONDS: quick ? "8" : "30" }
+  })
+  let text = ""
+  child.stdout.on("data", (d) => (text += String(d)))
+  const limitS = quick ? 60 : 180
+  const timer = setTimeout(() => child.kill("SIGKILL"), limitS * 1000)
+  await new Promise((r) => child.once("exit", r))
+  clearTimeout(timer)
+  if (!text.includes("{")) {
+    out.push("10,000 tasks in flight, 5 s poll cadence (SQLite, sandbox)")
+    out.push(`did not finish within ${limitS} s (seeding, ramp-up and measurement): the process is saturated`)
+    ratios["polls CPU cores (< 0.3)"] = `> 1 (no result in ${limitS} s)`
+    return
+  }
+  const r = JSON.parse(text.trim().split("\n").pop()!) as { cpuCores: number; rssPeakMB: number; error?: string }
+  if (r.error !== undefined) throw new Error(r.error)
+  out.push("10,000 tasks in flight, 5 s poll cadence (SQLite, sandbox)")
+  out.push(table(["", "CPU cores", "RSS peak MB"], [["Genway", r.cpuCores, r.rssPeakMB]]))
+  ratios["polls CPU cores (< 0.3)"] = r.cpuCores
+  ratios["polls RSS MB (< 200)"] = r.rssPeakMB
+}
+
+export const run = async (options: SideOptions) => {
+  const started = new Date()
+  const out: Array<string> = []
+  const ratios: Record<string, number | string> = {}
+  const parts: Record<string, typeof e2> = { e2, create: creates, e1: ttfb, polls }
+  for (const [name, part] of Object.entries(parts)) {
+    if (options.only !== undefined && options.only.length > 0 && !options.only.includes(name)) continue
+    const t = Date.now()
+    console.error(`bench: ${name}…`)
+    try {
+      await part(options.quick, out, ratios)
+      console.error(`bench: ${name} done in ${Math.round((Date.now() - t) / 1000)} s`)
+    } catch (e) {
+      out.push(`${name}: FAILED: ${String(e)}`)
+    }
+    out.push("")
+  }
+  stopAll()
+  const cpus = os.cpus()
+  const header = `Benchmark ${started.toISOString()} — ${cpus.length} × ${cpus[0]?.model ?? "cpu"}, ${Math.round(os.totalmem() / 1e9)} GB, Node ${process.version}, ${options.quick ? "--quick" : "full"} run, ${Math.round((Date.now() - started.getTime()) / 1000)} s. Shared machine: only ratios from this one run count.`
+  const ratioTable = table(["ratio (target)", "this run"], Object.entries(ratios).map(([k, v]) => [k, v]))
+  return [header, "", ...out, "Ratios", ratioTable].join("\n")
+}
