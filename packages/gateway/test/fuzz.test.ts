@@ -131,7 +131,7 @@ describe("fuzz", () => {
             let body: string | undefined
             if (r < 0.1) {
               method = "GET"
-              path = rand() < 0.5 ? pick(gets) : `${entry.path}/${encodeURIComponent(String(pick(strings)))}`
+              path = rand() < 0.5 ? pick(gets) : `${entry.path}/${encodeURIComponent(String(pick(strings)).replace(/[\uD800-\uDFFF]/g, "\uFFFD"))}`
             } else {
               body = text(mutate(bases[entry.endpoints[0]!] ?? {}))
               const h = rand()
