@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
+import { Http, Manifest, Outcome } from "@genway/adapter-kit"
 import { type ModelEntry, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
 import * as Jwt from "./internal/jwt.js"
@@ -310,4 +310,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> => VendorConfig.whenSet(Config.config, make)
+> => Manifest.tasks(Config.config, make)

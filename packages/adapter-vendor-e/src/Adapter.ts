@@ -10,7 +10,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
+import { Http, Manifest, Outcome } from "@genway/adapter-kit"
 import { type ModelEntry, TaskInfo, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
 
@@ -200,4 +200,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> => VendorConfig.whenSet(Config.config, make)
+> => Manifest.tasks(Config.config, make)

@@ -1,5 +1,6 @@
 /**
- * Model responses (E2): vendor-a's live upstream when `VENDOR_A_*` is set, else the sandbox; and
+ * Model responses (E2): the responses vendor's live upstream when its `VENDOR_*` group is set, else
+ * its sandbox (both from its manifest in the vendor list); and
  * the responses the gateway keeps for its tenants.
  *
  * Kept: every response whose request does not say `store: false` (the vendor's own default keeps
@@ -13,8 +14,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as VendorA from "@genway/adapter-vendor-a"
-import { type ModelEntry, Responses } from "@genway/core"
+import { type ModelEntry, Responses, type VendorManifest } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Clock from "effect/Clock"
 import type * as ConfigError from "effect/ConfigError"
@@ -28,7 +28,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { Settings } from "../platform/Config.js"
 import * as Store from "./Store.js"
-import * as Sandbox from "./Sandbox.js"
+import * as List from "../vendors/List.js"
 import { backoffMs } from "../tasks/Scheduler.js"
 
 /** How long a kept response stays readable when its entry sets no retention. */
@@ -69,7 +69,7 @@ export interface KeptResponse {
 
 /** The responses service. */
 export interface ResponsesApi {
-  /** `live` when vendor-a's variables are set. */
+  /** `live` when the responses vendor's variables are set. */
   readonly mode: "live" | "sandbox"
   /** A response to a request without `stream: true` (`queued` at once when `background`). */
   readonly create: (request: ResponseRequest) => Effect.Effect<Responses.ResponseObject, ServiceError, SqlClient.SqlClient>
@@ -121,7 +121,7 @@ const describeFailure = (error: Responses.UpstreamError): { readonly code: strin
 }
 
 /** The service over a live upstream, or the sandbox when there is none. */
-export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
+export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: VendorManifest.ResponsesSandbox = surface.sandbox) =>
   Effect.gen(function*() {
     const settings = yield* Settings
     const owner = `responses-${randomUUID()}`
@@ -356,10 +356,16 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
     return { mode, create, stream, retrieve, runOnce, loop } satisfies ResponsesApi
   })
 
-/** The service from the environment: live when `VENDOR_A_BASE_URL` and `VENDOR_A_API_KEY` are set. */
+/** The model responses surface of the vendor list: the first vendor whose manifest has one. */
+const surface: NonNullable<VendorManifest.VendorManifest<HttpClient.HttpClient>["responses"]> = List.manifests.flatMap((m) => (m.responses === undefined ? [] : [m.responses]))[0] ?? {
+  live: Effect.succeed(Option.none()),
+  sandbox: { newId: () => `resp_${randomUUID().replaceAll("-", "")}`, respond: () => { throw new Error("no vendor serves model responses") }, unfinished: (r) => r, events: () => [] }
+}
+
+/** The service from the environment: live when the responses vendor's variables are set. */
 export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpClient.HttpClient | Settings> = Layer.effect(
   ResponsesService,
-  Effect.flatMap(VendorA.Responses.fromConfig(), make)
+  Effect.flatMap(surface.live, (live) => make(live))
 )
 
 /**
