@@ -10,3 +10,5 @@ export * as VendorConfig from "./VendorConfig.js"
 export * as Manifest from "./Manifest.js"
 /** Removal of secrets and base URLs from every vendor text, wrapped around each live surface. */
 export * as Scrub from "./Scrub.js"
+/** The one reading of an entry's `upstream` field lists (input/parameters/rename) and path. */
+export * as Mapping from "./Mapping.js"

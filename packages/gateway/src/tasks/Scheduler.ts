@@ -4,7 +4,7 @@
  * of replicas run this loop against one database; leases and compare-and-set updates keep one
  * owner per task, and an expired lease (a dead replica) is simply claimed again.
  */
-import { TaskInfo, VendorAdapter } from "@genway/core"
+import { Errors, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Clock from "effect/Clock"
@@ -56,7 +56,7 @@ const failure = (code: number, title: string, detail: string) => new TaskInfo.Ta
 
 const lostSubmit = failure(
   TaskInfo.TaskErrorCode.ExecutionError,
-  "Execution error",
+  Errors.titles[3001],
   "the vendor's answer to the submission was lost and it offers no way to look the task up; " +
     "the task was not resubmitted, to avoid a second job"
 )
@@ -148,7 +148,7 @@ const make = Effect.gen(function*() {
         return fail(task, now, outcome.error)
       case "Completed":
         if (outcome.media.length === 0) {
-          return fail(task, now, failure(3001, "Execution error", "the vendor reported success without any result"))
+          return fail(task, now, failure(3001, Errors.titles[3001], "the vendor reported success without any result"))
         }
         return Effect.gen(function*() {
           const leased = yield* store.update(task, { leaseUntil: now + mirrorLeaseMs }, now)
@@ -199,13 +199,13 @@ const make = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const entry = entries.get(task.entryId)
       if (entry === undefined) {
-        return yield* fail(task, now, failure(3001, "Execution error", `model ${task.entryId} is no longer served by this gateway`))
+        return yield* fail(task, now, failure(3001, Errors.titles[3001], `model ${task.entryId} is no longer served by this gateway`))
       }
       if (now >= task.deadlineAt) {
         return yield* fail(
           task,
           now,
-          failure(3001, "Execution error", `no result before the task deadline (${Duration.format(Duration.decode(entry.poll.deadline))})`)
+          failure(3001, Errors.titles[3001], `no result before the task deadline (${Duration.format(Duration.decode(entry.poll.deadline))})`)
         )
       }
       const adapter = vendors.adapter(task.vendor, task.mode)
