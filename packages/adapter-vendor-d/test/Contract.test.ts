@@ -1,0 +1,34 @@
+import { FetchHttpClient } from "@effect/platform"
+import { it } from "@effect/vitest"
+import { ConfigCases, ContractCases } from "@genway/adapter-kit/testing"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { manifest } from "../src/index.js"
+import { Emulator } from "../src/testing/index.js"
+import { task } from "./fixtures.js"
+
+const setup = Effect.gen(function*() {
+  const emulator = yield* Emulator.make()
+  const built = yield* ConfigCases.read(manifest.tasks!, { VENDOR_D_BASE_URL: emulator.baseUrl, VENDOR_D_API_KEY: emulator.apiKey })
+  return {
+    adapter: Option.getOrThrow(built),
+    inject: (kind: "submit" | "poll", fault: Emulator.Fault, times?: number) => emulator.inject(kind, fault, times),
+    acceptedSubmits: emulator.acceptedSubmits,
+    hidden: [emulator.apiKey, emulator.baseUrl, new URL(emulator.baseUrl).host]
+  }
+}).pipe(Effect.provide(FetchHttpClient.layer))
+
+for (
+  const c of ContractCases.cases<Emulator.Fault>({
+    setup,
+    task: () => task({ prompt: "a kite" }),
+    faults: {
+      rateLimited: (seconds) => ({ _tag: "RateLimited", retryDelaySeconds: seconds }),
+      unavailable: { _tag: "Unavailable" },
+      malformedJson: { _tag: "MalformedJson" },
+      unknownState: { _tag: "UnknownStatus" },
+      refuse: (message) => ({ _tag: "HttpError", status: 400, statusName: "INVALID_ARGUMENT", message }),
+      failTask: (message) => ({ _tag: "FailTask", message })
+    }
+  })
+) it.scoped(`vendor-d contract: ${c.name}`, () => c.run)
