@@ -26,10 +26,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
+import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Store from "./Store.js"
 import * as List from "../vendors/List.js"
-import { backoffMs } from "../tasks/Scheduler.js"
 
 /** How long a kept response stays readable when its entry sets no retention. */
 export const defaultRetention: Duration.DurationInput = "30 days"
@@ -127,12 +127,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const owner = `responses-${randomUUID()}`
     const mode = Option.isSome(live) ? "live" as const : "sandbox" as const
 
-    const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) => {
-      if (Option.isSome(settings.pollIntervalMs)) return settings.pollIntervalMs.value
-      if (first) return millis(entry.poll.initial)
-      const [lo, hi] = entry.poll.every
-      return millis(lo) + Math.random() * (millis(hi) - millis(lo))
-    }
+    const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) =>
+      Cadence.pollDelay(entry, { override: settings.pollIntervalMs, first })
 
     const retentionMs = (entry: ModelEntry.ModelEntry) => millis(entry.retention ?? defaultRetention)
 
@@ -197,7 +193,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         const now = yield* Clock.currentTimeMillis
         if (Option.isSome(live)) {
           const response = Responses.withOutputText(yield* live.value.create(body))
-          if (keeps(body)) yield* keep(request, "live", response, null, now, now + pollDelay(request.entry, true))
+          if (keeps(body)) yield* keep(request, "live", response, null, now, now + (yield* pollDelay(request.entry, true)))
           return response
         }
         const final = Sandbox.respond(body, Sandbox.newId(), now)
@@ -230,7 +226,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         let latest: Responses.ResponseObject | undefined
         let lastSequence = -1
         const save = (shown: Responses.ResponseObject) =>
-          Effect.flatMap(Clock.currentTimeMillis, (at) => keep(request, rowMode, Responses.withOutputText(shown), null, at, at + pollDelay(request.entry, true))).pipe(
+          Effect.flatMap(Effect.zip(Clock.currentTimeMillis, pollDelay(request.entry, true)), ([at, delay]) => keep(request, rowMode, Responses.withOutputText(shown), null, at, at + delay)).pipe(
             Effect.catchAll((error) => Effect.logError("a streamed response could not be kept", error))
           )
         return source.pipe(
@@ -284,7 +280,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
           const body = JSON.stringify(response)
           if (Responses.isTerminal(response.status)) return yield* finish(body, response.status)
           if (now >= row.deadlineAt) return yield* timedOut()
-          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + pollDelay(entry, false) })
+          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + (yield* pollDelay(entry, false)) })
         }
         const error = outcome.left
         if (error._tag === "ResponseNotFound") {
@@ -295,7 +291,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
           Effect.annotateLogs("response", row.id)
         )
         const hint = "retryAfterMs" in error ? error.retryAfterMs : undefined
-        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + backoffMs(row.attempts, hint, Math.random()) })
+        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
       })
 
     /** What a read shows: a sandboxed background response is `queued` for a tenth of its time, then `in_progress`. */
