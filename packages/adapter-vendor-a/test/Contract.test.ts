@@ -1,22 +1,11 @@
-import { FetchHttpClient } from "@effect/platform"
 import { it } from "@effect/vitest"
-import { ConfigCases, ContractCases } from "@genway/adapter-kit/testing"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import { ContractCases } from "@genway/adapter-kit/testing"
 import { manifest } from "../src/index.js"
 import { Emulator } from "../src/testing/index.js"
 import { task } from "./fixtures.js"
 
-const setup = Effect.gen(function*() {
-  const emulator = yield* Emulator.make()
-  const built = yield* ConfigCases.read(manifest.tasks!, { VENDOR_A_BASE_URL: emulator.baseUrl, VENDOR_A_API_KEY: emulator.apiKey })
-  return {
-    adapter: Option.getOrThrow(built),
-    inject: (kind: "submit" | "poll", fault: Emulator.Fault, times?: number) => emulator.inject(kind, fault, times),
-    acceptedSubmits: emulator.acceptedSubmits,
-    hidden: [emulator.apiKey, emulator.baseUrl, new URL(emulator.baseUrl).host]
-  }
-}).pipe(Effect.provide(FetchHttpClient.layer))
+/** vendor-a as the gateway builds it: its manifest, from its variables, against the emulator. */
+const setup = ContractCases.subject<Emulator.Fault, Emulator.Emulator>(Emulator.make(), manifest.tasks!, (e) => ({ VENDOR_A_BASE_URL: e.baseUrl, VENDOR_A_API_KEY: e.apiKey }))
 
 for (
   const c of ContractCases.cases<Emulator.Fault>({

@@ -6,11 +6,15 @@
  * or the base URL, even when the vendor echoes them. The adapter is built the way the gateway
  * builds it (the vendor's manifest, from its variables), so the shared scrubbing is what is tested.
  */
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as assert from "node:assert/strict"
 import type { VendorAdapter } from "@genway/core"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 
 /** One case, to run as `it.scoped(name, () => run)`. */
@@ -28,6 +32,35 @@ export interface Subject<F> {
   /** Values no error text may contain: the secrets and the base URL. */
   readonly hidden: ReadonlyArray<string>
 }
+
+/** What the cases need of an emulator. */
+export interface Emulated<F> {
+  readonly baseUrl: string
+  readonly inject: (kind: "submit" | "poll", fault: F, times?: number) => Effect.Effect<void>
+  readonly acceptedSubmits: Effect.Effect<number>
+}
+
+/**
+ * A subject from a fresh emulator and the vendor's live task surface (its manifest's `tasks`),
+ * read with `variables(emulator)` as the only environment; every variable's value is hidden.
+ */
+export const subject = <F, E extends Emulated<F>>(
+  emulator: Effect.Effect<E, never, Scope.Scope>,
+  tasks: Effect.Effect<Option.Option<VendorAdapter.VendorAdapter>, unknown, HttpClient.HttpClient>,
+  variables: (emulator: E) => Readonly<Record<string, string>>
+): Effect.Effect<Subject<F>, unknown, Scope.Scope> =>
+  Effect.gen(function*() {
+    const e = yield* emulator
+    const env = variables(e)
+    const built = yield* Effect.withConfigProvider(tasks, ConfigProvider.fromMap(new Map(Object.entries(env))))
+    if (Option.isNone(built)) return yield* Effect.die(new Error("the vendor's variables did not make it live"))
+    return {
+      adapter: built.value,
+      inject: (kind: "submit" | "poll", fault: F, times?: number) => e.inject(kind, fault, times),
+      acceptedSubmits: e.acceptedSubmits,
+      hidden: [...Object.values(env), new URL(e.baseUrl).host]
+    }
+  }).pipe(Effect.provide(FetchHttpClient.layer))
 
 /** The vendor's fault switches. */
 export interface Faults<F> {
