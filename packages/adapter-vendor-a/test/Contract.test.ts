@@ -20,4 +20,4 @@ for (
       failTask: (message) => ({ _tag: "FailTask", message })
     }
   })
-) it.scoped(`vendor-a contract: ${c.name}`, () => c.run)
+) it.scoped(`vendor-a contract: ${c.name}`, () => c.run, 30_000)

@@ -20,4 +20,4 @@ for (
       failTask: (message) => ({ _tag: "FailTask", code: "InternalError", message })
     }
   })
-) it.scoped(`vendor-b contract: ${c.name}`, () => c.run)
+) it.scoped(`vendor-b contract: ${c.name}`, () => c.run, 30_000)

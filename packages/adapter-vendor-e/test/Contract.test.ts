@@ -20,4 +20,4 @@ for (
       failTask: (detail) => ({ _tag: "FailTask", detail })
     }
   })
-) it.scoped(`vendor-e contract: ${c.name}`, () => c.run)
+) it.scoped(`vendor-e contract: ${c.name}`, () => c.run, 30_000)
