@@ -3,12 +3,12 @@
  * errors of the two task error codes, refusals, retries with their hint, and the rule for a task
  * state the vendor never documented (log it, keep the task running).
  */
-import { TaskInfo, VendorAdapter } from "@genway/core"
+import { Errors, TaskInfo, VendorAdapter } from "@genway/core"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 
 /** Titles of the task error codes (DESIGN.md §2: 400 invalid-request family, 3001 execution error). */
-export const titles = { 400: "Invalid request", 3001: "Execution error" } as const
+export const titles = { 400: Errors.titles[400], 3001: Errors.titles[3001] } as const
 
 /** A task error of one of the two task error codes; `title` defaults to the code's. */
 export const taskError = (code: 400 | 3001, detail: string, title?: string): TaskInfo.TaskError =>

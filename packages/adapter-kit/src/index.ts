@@ -6,3 +6,9 @@ export * as Outcome from "./Outcome.js"
 export * as Protocols from "./Protocols.js"
 /** A vendor's variables as one all-or-none group, and the live-or-sandboxed switch. */
 export * as VendorConfig from "./VendorConfig.js"
+/** A vendor as one value (id, task/chat/responses surfaces, sandboxes); live surfaces scrubbed. */
+export * as Manifest from "./Manifest.js"
+/** Removal of secrets and base URLs from every vendor text, wrapped around each live surface. */
+export * as Scrub from "./Scrub.js"
+/** The one reading of an entry's `upstream` field lists (input/parameters/rename) and path. */
+export * as Mapping from "./Mapping.js"

@@ -6,7 +6,7 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import type { Responses as CoreResponses } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
-import { VendorConfig } from "@genway/adapter-kit"
+import { Manifest } from "@genway/adapter-kit"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Config from "./Config.js"
@@ -34,4 +34,4 @@ export const make = (
 export const fromConfig = (
   options: ResponsesOptions = {}
 ): Effect.Effect<Option.Option<CoreResponses.ResponsesUpstream>, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  VendorConfig.whenSet(Config.config, (config) => make(config, options))
+  Manifest.responses(Config.config, (config) => make(config, options))

@@ -9,7 +9,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
+import { Http, Manifest, Mapping, Outcome } from "@genway/adapter-kit"
 import { Media, type ModelEntry, type TaskInfo, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
 
@@ -35,14 +35,6 @@ export interface UpstreamBody {
   readonly parameters: Record<string, unknown>
 }
 
-const mediaTypes: Record<Media.ImageFormat, string> = {
-  jpeg: "image/jpeg",
-  png: "image/png",
-  bmp: "image/bmp",
-  tiff: "image/tiff",
-  webp: "image/webp",
-  gif: "image/gif"
-}
 
 // The vendor takes inline images only as data URLs; raw Base64 gets the prefix of its sniffed type.
 const asDataUrl = (value: unknown): unknown => {
@@ -51,35 +43,21 @@ const asDataUrl = (value: unknown): unknown => {
   const ref = Media.classifyImageRef(value)
   if (ref?._tag !== "Base64") return value
   const facts = Media.sniffBase64Image(ref.base64)
-  return facts === undefined ? value : `data:${mediaTypes[facts.format]};base64,${ref.base64}`
+  return facts === undefined ? value : `data:${Media.mimeTypes[facts.format]};base64,${ref.base64}`
 }
 
 /**
- * Builds the vendor's nested body from a gateway body, driven by the entry's `upstream` data:
- * fields listed in `parameters` go to `parameters`, fields listed in `input` (or, without an
- * `input` list, every other field) go to `input`, each under its `rename`d name. Unlisted fields,
- * the gateway's own `model` field and empty (`null`) values are not sent. Operations whose prompt
- * form is "messages" carry the prompt as `input.messages[0].content[0].text`.
+ * Builds the vendor's nested body from a gateway body, driven by the entry's `upstream` data
+ * (`Mapping.project`: `parameters` and `input` as listed, `rename`d), inline images as data URLs.
+ * Operations whose prompt form is "messages" carry the prompt as `input.messages[0].content[0].text`.
  */
 export const toUpstreamBody = (
   entry: ModelEntry.ModelEntry,
   body: Readonly<Record<string, unknown>>,
   upstreamModel: string
 ): UpstreamBody => {
-  const { input: inputFields, parameters: parameterFields = [], rename = {} } = entry.upstream
   const imageFields = new Set(entry.images.map((rule) => rule.field.replace(/\[\]$/, "")))
-  const input: Record<string, unknown> = {}
-  const parameters: Record<string, unknown> = {}
-  for (const [field, value] of Object.entries(body)) {
-    if (value === undefined || value === null) continue
-    const target = parameterFields.includes(field)
-      ? parameters
-      : inputFields !== undefined
-      ? (inputFields.includes(field) ? input : undefined)
-      : (field === "model" ? undefined : input)
-    if (target === undefined) continue
-    target[rename[field] ?? field] = imageFields.has(field) ? asDataUrl(value) : value
-  }
+  const { input, parameters } = Mapping.project(entry.upstream, body, (field, value) => imageFields.has(field) ? asDataUrl(value) : value)
   if (operations[entry.upstream.operation]?.prompt === "messages" && typeof input["prompt"] === "string") {
     input["messages"] = [{ role: "user", content: [{ text: input["prompt"] }] }]
     delete input["prompt"]
@@ -254,4 +232,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> => VendorConfig.whenSet(Config.config, make)
+> => Manifest.tasks(Config.config, make)

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
+import { Http, Manifest, Mapping, Outcome } from "@genway/adapter-kit"
 import { type ModelEntry, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
 import * as Jwt from "./internal/jwt.js"
@@ -44,9 +44,8 @@ const stripDataUrl = (value: unknown): unknown =>
     : value
 
 /**
- * Builds the vendor's flat create body from a gateway body: the fields the entry lists (in
- * `input`/`parameters`; all but the gateway's `model` field when it lists none) under their
- * `rename`d names, `null`s dropped, `duration` as a string, inline images without a data-URL
+ * Builds the vendor's flat create body from a gateway body: the fields as the entry's mapping
+ * projects them (`Mapping.flat`), `duration` as a string, inline images without a data-URL
  * prefix, plus `model_name` and `external_task_id`.
  */
 export const toUpstreamBody = (
@@ -55,14 +54,7 @@ export const toUpstreamBody = (
   upstreamModel: string,
   externalTaskId: string
 ): Record<string, unknown> => {
-  const { input, parameters, rename = {} } = entry.upstream
-  const listed = input !== undefined || parameters !== undefined ? new Set([...(input ?? []), ...(parameters ?? [])]) : undefined
-  const out: Record<string, unknown> = { model_name: upstreamModel }
-  for (const [field, value] of Object.entries(body)) {
-    if (value === undefined || value === null) continue
-    if (listed !== undefined ? !listed.has(field) : field === "model") continue
-    out[rename[field] ?? field] = value
-  }
+  const out: Record<string, unknown> = { model_name: upstreamModel, ...Mapping.flat(entry.upstream, body) }
   if (typeof out["duration"] === "number") out["duration"] = String(out["duration"])
   for (const field of imageFields) {
     if (field in out) out[field] = stripDataUrl(out[field])
@@ -310,4 +302,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> => VendorConfig.whenSet(Config.config, make)
+> => Manifest.tasks(Config.config, make)

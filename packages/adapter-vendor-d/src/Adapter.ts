@@ -4,7 +4,7 @@
  * "generate-content" protocol (E1) is not a task protocol: it lives in `Chat.ts`.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Protocols, VendorConfig } from "@genway/adapter-kit"
+import { Manifest, Protocols } from "@genway/adapter-kit"
 import type { VendorAdapter } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -48,4 +48,4 @@ export const make = (
 export const fromConfig = (
   options: AdapterOptions = {}
 ): Effect.Effect<Option.Option<VendorAdapter.VendorAdapter>, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  VendorConfig.whenSet(Config.config, (config) => make(config, options))
+  Manifest.tasks(Config.config, (config) => make(config, options))

@@ -3,7 +3,7 @@
  * the gateway's chat completions surface calls synchronously, streaming or not.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import { VendorConfig } from "@genway/adapter-kit"
+import { Manifest } from "@genway/adapter-kit"
 import type { Chat } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -11,6 +11,9 @@ import type * as Option from "effect/Option"
 import * as Config from "./Config.js"
 import * as GenerateContent from "./internal/generateContent.js"
 import * as Http from "./internal/http.js"
+
+/** The protocol name chat entries of this upstream carry in `upstream.protocol`. */
+export const protocol = "generate-content"
 
 /** Time limits of a generation: the whole answer, a stream's start (its silences are the caller's to bound). */
 export type Timeouts = GenerateContent.Timeouts
@@ -45,4 +48,4 @@ export const make = (
 export const fromConfig = (
   options: ChatOptions = {}
 ): Effect.Effect<Option.Option<Chat.ChatUpstream>, ConfigError.ConfigError, HttpClient.HttpClient> =>
-  VendorConfig.whenSet(Config.config, (config) => make(config, options))
+  Manifest.chat(Config.config, (config) => make(config, options))

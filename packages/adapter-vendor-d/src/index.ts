@@ -4,3 +4,7 @@ export * as Adapter from "./Adapter.js"
 export * as Chat from "./Chat.js"
 /** vendor-d's settings: `VENDOR_D_BASE_URL`, `VENDOR_D_API_KEY`. */
 export * as Config from "./Config.js"
+/** The sandboxed chat upstream (E1), with vendor-d's token counts. */
+export * as ChatSandbox from "./ChatSandbox.js"
+/** vendor-d as one value: the task adapter and the chat surface (live and sandbox). */
+export { manifest } from "./Manifest.js"

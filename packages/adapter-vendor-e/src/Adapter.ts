@@ -1,6 +1,6 @@
 /**
  * The live vendor-e adapter, protocol "task-info" (UPSTREAMS.md): the vendor speaks SPEC.md's own
- * task surface — flat body to `{base}<entry path>`, 202 `{task_info}`, poll `…/generation/{id}`,
+ * task surface — flat body to `{base}<upstream.path>`, 202 `{task_info}`, poll `…/generation/{id}`,
  * states and task errors already the gateway's. The path comes from the entry, so the adapter
  * chains to any SPEC.md upstream, another Genway included. SPEC.md has no client-chosen task id,
  * hence no `reconcile`.
@@ -10,7 +10,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import { Http, Outcome, VendorConfig } from "@genway/adapter-kit"
+import { Http, Manifest, Mapping, Outcome } from "@genway/adapter-kit"
 import { type ModelEntry, TaskInfo, VendorAdapter } from "@genway/core"
 import * as Config from "./Config.js"
 
@@ -20,35 +20,17 @@ const vendor = "vendor-e"
 export const protocol = "task-info"
 
 /**
- * The upstream create path: the entry's own path, with its model segment replaced by the upstream
- * model id when configuration says the upstream calls the model differently.
+ * The upstream create path: the entry's explicit `upstream.path` (`{model}` being the upstream
+ * model id in force), else the entry's own path.
  */
-export const upstreamPath = (entry: ModelEntry.ModelEntry, upstreamModel: string): string => {
-  const segment = `/${entry.model}/`
-  const at = entry.path.lastIndexOf(segment)
-  return upstreamModel === entry.model || at < 0
-    ? entry.path
-    : `${entry.path.slice(0, at)}/${upstreamModel}/${entry.path.slice(at + segment.length)}`
-}
+export const upstreamPath = (entry: ModelEntry.ModelEntry, upstreamModel: string): string =>
+  Mapping.path(entry.upstream, upstreamModel) ?? entry.path
 
-/**
- * The upstream body: the gateway body as it is (same protocol), limited to the fields the entry
- * lists in `input`/`parameters` when it lists any, `rename`d, `null`s dropped.
- */
+/** The upstream body: the gateway body as it is (same protocol), projected by the entry's mapping. */
 export const toUpstreamBody = (
   entry: ModelEntry.ModelEntry,
   body: Readonly<Record<string, unknown>>
-): Record<string, unknown> => {
-  const { input, parameters, rename = {} } = entry.upstream
-  const listed = input !== undefined || parameters !== undefined ? new Set([...(input ?? []), ...(parameters ?? [])]) : undefined
-  const out: Record<string, unknown> = {}
-  for (const [field, value] of Object.entries(body)) {
-    if (value === undefined || value === null) continue
-    if (listed !== undefined && !listed.has(field)) continue
-    out[rename[field] ?? field] = value
-  }
-  return out
-}
+): Record<string, unknown> => Mapping.flat(entry.upstream, body)
 
 const states: Readonly<Record<string, TaskInfo.TaskStatus>> = {
   pending: "pending",
@@ -200,4 +182,4 @@ export const fromConfig = (): Effect.Effect<
   Option.Option<VendorAdapter.VendorAdapter>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> => VendorConfig.whenSet(Config.config, make)
+> => Manifest.tasks(Config.config, make)

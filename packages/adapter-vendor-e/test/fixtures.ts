@@ -3,7 +3,7 @@ import { Fixtures } from "@genway/adapter-kit/testing"
 import type { ModelEntry, VendorAdapter } from "@genway/core"
 
 const base = (model: string, result: "videos" | "images", upstream: Partial<ModelEntry.UpstreamMapping> = {}): ModelEntry.ModelEntry =>
-  Fixtures.taskEntry({ vendor: "vendor-e", model, result, upstream: { protocol: "task-info", operation: "generation", model, ...upstream } })
+  Fixtures.taskEntry({ vendor: "vendor-e", model, result, upstream: { protocol: "task-info", operation: "generation", model, path: `/vendors/vendor-e/v1/{model}/generation`, ...upstream } })
 
 /** G3-like text-to-video. */
 export const spark = base("vid2.5-t2v-spark", "videos")

@@ -9,6 +9,27 @@ import { issue, type Issue } from "./Errors.js"
 /** Image formats the specification names. */
 export type ImageFormat = "jpeg" | "png" | "bmp" | "tiff" | "webp" | "gif"
 
+/** The one MIME table: media type of each image format. */
+export const mimeTypes: Readonly<Record<ImageFormat, string>> = {
+  jpeg: "image/jpeg",
+  png: "image/png",
+  bmp: "image/bmp",
+  tiff: "image/tiff",
+  webp: "image/webp",
+  gif: "image/gif"
+}
+
+/** File extension of each media type the gateway stores. */
+export const extensions: Readonly<Record<string, string>> = {
+  "video/mp4": "mp4",
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/webp": "webp"
+}
+
+/** The file extension for a content type (`bin` when unknown; parameters and case ignored). */
+export const extensionFor = (contentType: string): string => extensions[contentType.split(";")[0]!.trim().toLowerCase()] ?? "bin"
+
 /** How one image field of a request is checked. `field` may end in `[]` for an array of images. */
 export interface ImageRule {
   readonly field: string

@@ -23,8 +23,14 @@ export interface PollPolicy {
 
 /**
  * How a request reaches the vendor. `model` is the default upstream model id and is deployment
- * configuration (overridable per entry); the field lists tell protocol adapters where each gateway
- * field goes (for example vendor-b's nested `input`/`parameters`).
+ * configuration (overridable per entry). The field lists tell protocol adapters where each gateway
+ * field goes; adapter-kit's `Mapping.project` is their one reading:
+ * - absent and `null` values are never sent, nor the gateway's own `model` field;
+ * - a field listed in `parameters` goes to the vendor's parameters (nested protocols) — default: none;
+ * - with `input` listed, a field listed there goes to the vendor's input and any field in neither
+ *   list is not sent; without `input`, every field not in `parameters` goes to the input;
+ * - `rename` gives a field's upstream name (default: its own);
+ * - flat protocols send input and parameters as one object.
  */
 export interface UpstreamMapping {
   readonly protocol: string
@@ -33,6 +39,11 @@ export interface UpstreamMapping {
   readonly input?: ReadonlyArray<string>
   readonly parameters?: ReadonlyArray<string>
   readonly rename?: Readonly<Record<string, string>>
+  /**
+   * The upstream path, relative to the vendor's base, for protocols that address a model by path
+   * (`{model}` stands for the upstream model id in force). Protocols with fixed operations omit it.
+   */
+  readonly path?: string
 }
 
 /** Facts gathered while checking a request, handed to cross-field rules. */

@@ -3,7 +3,6 @@
  * protocol (the adapter packages) plus the gateway's sandbox. Adapters keep every vendor fact;
  * the scheduler only sees these outcomes.
  */
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -90,8 +89,3 @@ export interface VendorAdapter {
   readonly download: (source: MediaSource) => Effect.Effect<MediaDownload, AdapterError>
 }
 
-/** The adapters in force, by vendor. */
-export class VendorAdapters extends Context.Tag("@genway/core/VendorAdapters")<
-  VendorAdapters,
-  ReadonlyMap<VendorId, VendorAdapter>
->() {}

@@ -18,3 +18,5 @@ export * as SampleMedia from "./SampleMedia.js"
 export * as Chat from "./Chat.js"
 /** Model response wire schemas (E2). */
 export * as Responses from "./Responses.js"
+/** A vendor as one value: id, surfaces built from its variables, sandboxes. */
+export * as VendorManifest from "./VendorManifest.js"

@@ -6,7 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import OpenAI, { type APIError } from "openai"
-import { answerFor } from "../src/responses/Sandbox.js"
+import { ResponsesSandbox } from "@genway/adapter-vendor-a"
+
+const { answerFor } = ResponsesSandbox
 import * as ResponsesService from "../src/responses/Service.js"
 import * as Harness from "./harness.js"
 import * as R from "./responsesHarness.js"

@@ -5,39 +5,24 @@
 import type { ModelEntry } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
-import { reel, responses } from "./entries/vendorA.js"
-import {
-  vid21Kf2vPlus,
-  vid21VacePlus,
-  vid22I2vPlus,
-  vid25I2vPreview,
-  vid25T2vPreview,
-  vid26T2i,
-  vid2Image
-} from "./entries/vendorB.js"
-import { clipV25TurboTextToVideo, clipV26ImageToVideo } from "./entries/vendorC.js"
-import { film, film31Fast, imageModel25FlashImagePreview } from "./entries/vendorD.js"
-import { vid25T2vSpark, vid26T2vSpark } from "./entries/vendorE.js"
+import { vendorA } from "./entries/vendorA.js"
+import { vendorB } from "./entries/vendorB.js"
+import { vendorC } from "./entries/vendorC.js"
+import { vendorD } from "./entries/vendorD.js"
+import { vendorE } from "./entries/vendorE.js"
 
-/** Every entry Genway ships, in SPEC.md order (E1–E8, then G1–G8). */
-export const entries: ReadonlyArray<ModelEntry.ModelEntry> = [
-  imageModel25FlashImagePreview, // E1
-  responses, // E2
-  vid21VacePlus, // E3
-  vid25T2vPreview, // E4
-  vid25I2vPreview, // E5
-  vid22I2vPlus, // E6
-  reel, // E7
-  clipV26ImageToVideo, // E8
-  film31Fast, // G1
-  film, // G2
-  vid25T2vSpark, // G3
-  vid26T2i, // G4
-  vid21Kf2vPlus, // G5
-  vid2Image, // G6
-  clipV25TurboTextToVideo, // G7
-  vid26T2vSpark // G8
-]
+/** Order of an entry in SPEC.md: E1–E8, then G1–G8 (by its first endpoint id). */
+const specOrder = (entry: ModelEntry.ModelEntry): number => {
+  const m = /^([EG])(\d+)$/.exec(entry.endpoints[0] ?? "")
+  return m === null ? Number.MAX_SAFE_INTEGER : (m[1] === "E" ? 0 : 1000) + Number(m[2])
+}
+
+/**
+ * Every entry Genway ships, in SPEC.md order (E1–E8, then G1–G8), built from the per-vendor
+ * arrays: adding a model is adding it to its vendor's array.
+ */
+export const entries: ReadonlyArray<ModelEntry.ModelEntry> = [...vendorA, ...vendorB, ...vendorC, ...vendorD, ...vendorE]
+  .sort((a, b) => specOrder(a) - specOrder(b))
 
 /** A deployment's changes to one entry (from `GATEWAY_MODELS_FILE`). */
 export interface EntryOverride {

@@ -35,7 +35,7 @@ const VENDOR = "vendor-a"
 export const isOk = Http.isOk
 
 // vendor-a's execution errors have always been titled so; kept for the task errors clients see.
-const executionTitle = "Execution error"
+const executionTitle = Outcome.titles[3001]
 
 /** A task error of the invalid-request family (400) or the execution family (3001). */
 export const taskError = (code: 400 | 3001, detail: string): TaskInfo.TaskError =>

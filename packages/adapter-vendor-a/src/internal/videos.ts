@@ -40,11 +40,9 @@ const VideoObject = Schema.Struct({
 const decodeVideo = Schema.decodeUnknownOption(Schema.parseJson(VideoObject))
 
 /** Media types the vendor takes for `input_reference`, by sniffed format. */
-const referenceTypes: Partial<Record<Media.ImageFormat, { readonly type: string; readonly extension: string }>> = {
-  jpeg: { type: "image/jpeg", extension: "jpg" },
-  png: { type: "image/png", extension: "png" },
-  webp: { type: "image/webp", extension: "webp" }
-}
+const referenceTypes: Partial<Record<Media.ImageFormat, { readonly type: string; readonly extension: string }>> = Object.fromEntries(
+  (["jpeg", "png", "webp"] as const).map((f) => [f, { type: Media.mimeTypes[f], extension: Media.extensionFor(Media.mimeTypes[f]) }])
+)
 
 /**
  * The first-frame image as a file part. Image URLs are refused: the gateway does not fetch client

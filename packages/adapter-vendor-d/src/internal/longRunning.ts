@@ -5,17 +5,14 @@
  * exists, hence no `reconcile`.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { Media, VendorAdapter } from "@genway/core"
+import { Media, type ModelEntry, VendorAdapter } from "@genway/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { Protocols } from "@genway/adapter-kit"
+import { Mapping, type Protocols } from "@genway/adapter-kit"
 import { isOk, rejected, taskError, type Upstream } from "./http.js"
 
-const imageTypes: Partial<Record<Media.ImageFormat, string>> = {
-  jpeg: "image/jpeg",
-  png: "image/png",
-  webp: "image/webp"
-}
+/** Image formats the vendor takes inline. */
+const imageFormats: ReadonlySet<Media.ImageFormat> = new Set(["jpeg", "png", "webp"])
 
 /** An inline image as the vendor takes it. URLs are refused: the gateway does not fetch client URLs. */
 const inlineImage = (field: string, value: unknown) =>
@@ -26,39 +23,40 @@ const inlineImage = (field: string, value: unknown) =>
     }
     if (ref === undefined) return yield* rejected(400, `${field} must be a Base64 data URL or raw Base64`)
     const sniffed = Media.sniffBase64Image(ref.base64)
-    const mimeType = sniffed === undefined ? undefined : imageTypes[sniffed.format]
+    const mimeType = sniffed === undefined || !imageFormats.has(sniffed.format) ? undefined : Media.mimeTypes[sniffed.format]
     if (mimeType === undefined) return yield* rejected(400, `${field} must be a JPEG, PNG or WebP picture`)
     return { bytesBase64Encoded: ref.base64, mimeType }
   })
 
-/** Gateway fields with a fixed place in the vendor's body. */
-const instanceImages: Readonly<Record<string, string>> = { image: "image", last_frame: "lastFrame" }
-const parameterFields: Readonly<Record<string, { readonly name: string; readonly encode: (v: unknown) => unknown }>> = {
-  aspect_ratio: { name: "aspectRatio", encode: String },
-  duration: { name: "durationSeconds", encode: Number },
-  resolution: { name: "resolution", encode: (v) => String(v).toLowerCase() },
-  negative_prompt: { name: "negativePrompt", encode: String }
+/** How the vendor takes each value, by its upstream name (the entry's mapping places and names it). */
+const instanceImages = new Set(["image", "lastFrame"])
+const encoders: Readonly<Record<string, (v: unknown) => unknown>> = {
+  prompt: String,
+  aspectRatio: String,
+  durationSeconds: Number,
+  resolution: (v) => String(v).toLowerCase(),
+  negativePrompt: String
 }
 
 /**
- * The create body. Fields outside the fixed table go where the entry's `upstream.input` /
- * `upstream.parameters` lists put them (renamed by `upstream.rename`), so a new model parameter
- * is registry data; fields in neither are not sent.
+ * The create body: the entry's mapping (`Mapping.project`) puts each field in the instance or the
+ * parameters under its upstream name, so a new model parameter is registry data; inline images
+ * become `{bytesBase64Encoded, mimeType}` and the fixed parameters get the vendor's types.
  */
 export const toUpstreamBody = (task: VendorAdapter.UpstreamTask) =>
   Effect.gen(function*() {
-    const { input = [], parameters: listedParameters = [], rename = {} } = task.entry.upstream
-    const instance: Record<string, unknown> = {}
-    const parameters: Record<string, unknown> = {}
-    for (const [field, value] of Object.entries(task.body)) {
-      if (value === undefined || value === null) continue
-      if (field === "prompt") instance["prompt"] = String(value)
-      else if (Object.hasOwn(instanceImages, field)) instance[instanceImages[field]!] = yield* inlineImage(field, value)
-      else if (Object.hasOwn(parameterFields, field)) {
-        const { encode, name } = parameterFields[field]!
-        parameters[name] = encode(value)
-      } else if (input.includes(field)) instance[rename[field] ?? field] = value
-      else if (listedParameters.includes(field)) parameters[rename[field] ?? field] = value
+    const projected = Mapping.project(task.entry.upstream, task.body)
+    const encode = (values: Record<string, unknown>) => {
+      for (const [name, value] of Object.entries(values)) {
+        const encoder = encoders[name]
+        if (encoder !== undefined) values[name] = encoder(value)
+      }
+      return values
+    }
+    const instance = encode(projected.input)
+    const parameters = encode(projected.parameters)
+    for (const name of instanceImages) {
+      if (instance[name] !== undefined) instance[name] = yield* inlineImage(fieldOf(task.entry.upstream, name), instance[name])
     }
     if (parameters["durationSeconds"] !== undefined && !Number.isFinite(parameters["durationSeconds"])) {
       return yield* rejected(400, "duration must be a number of seconds")
@@ -66,6 +64,10 @@ export const toUpstreamBody = (task: VendorAdapter.UpstreamTask) =>
     parameters["sampleCount"] = 1
     return { instances: [instance], parameters }
   })
+
+/** The gateway field sent under `name` (for messages that name the client's field). */
+const fieldOf = (upstream: ModelEntry.UpstreamMapping, name: string): string =>
+  Object.entries(upstream.rename ?? {}).find(([, to]) => to === name)?.[0] ?? name
 
 const Created = Schema.parseJson(Schema.Struct({ name: Schema.String }))
 

@@ -58,14 +58,7 @@ interface ChatBody {
   readonly max_completion_tokens?: number | null
 }
 
-const mimeTypes: Readonly<Record<Media.ImageFormat, string>> = {
-  jpeg: "image/jpeg",
-  png: "image/png",
-  webp: "image/webp",
-  gif: "image/gif",
-  bmp: "image/bmp",
-  tiff: "image/tiff"
-}
+const mimeTypes = Media.mimeTypes
 
 /** The vendor-neutral request of a checked body. Images are data URLs (the entry's image rule). */
 export const toChatRequest = (

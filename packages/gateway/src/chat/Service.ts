@@ -1,17 +1,16 @@
 /**
  * The upstreams of chat completions (E1). Each chat entry names a vendor and a protocol; when that
- * vendor's variables are set the live protocol serves it, otherwise the sandbox does: a generated
- * PNG with token counts, streaming included, and no network.
+ * vendor's variables are set the live protocol serves it, otherwise the vendor's sandbox does (from
+ * its manifest in the vendor list).
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import * as VendorD from "@genway/adapter-vendor-d"
-import { Chat, type ModelEntry, SampleMedia } from "@genway/core"
+import { Chat, type ModelEntry, type VendorManifest } from "@genway/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
+import * as List from "../vendors/List.js"
 
 /** The chat upstreams of this process. */
 export interface ChatUpstreams {
@@ -25,73 +24,49 @@ export class ChatService extends Context.Tag("@genway/gateway/ChatService")<Chat
 /** Key of a live chat upstream: `<vendor>/<protocol>`. */
 export const keyOf = (vendor: string, protocol: string) => `${vendor}/${protocol}`
 
-/** Side of the sandbox's square PNG. */
-const SANDBOX_SIDE = 256
-/** Token counts in the vendor's manner: ~4 characters per text token, fixed counts per image. */
-const PROMPT_IMAGE_TOKENS = 258
-const OUTPUT_IMAGE_TOKENS = 1290
-
-const seedOf = (text: string) => {
-  let h = 0
-  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0
-  return h >>> 0
-}
-
-/** The sandbox's answer: a PNG tinted by the prompt, so different prompts get different pictures. */
-const sandboxResult = (request: Chat.ChatRequest): Chat.ChatResult => {
-  let text = ""
-  let images = 0
-  for (const message of request.messages) {
-    for (const part of message.parts) {
-      if (part._tag === "Text") text += part.text
-      else images += 1
-    }
-  }
-  const promptText = Math.ceil(text.length / 4)
-  const promptTokens = promptText + images * PROMPT_IMAGE_TOKENS
-  const png = SampleMedia.png(SANDBOX_SIDE, SANDBOX_SIDE, seedOf(text))
-  return {
-    parts: [{ _tag: "Image", mimeType: "image/png", base64: Buffer.from(png).toString("base64") }],
-    finishReason: "STOP",
-    usage: {
-      promptTokens,
-      completionTokens: OUTPUT_IMAGE_TOKENS,
-      totalTokens: promptTokens + OUTPUT_IMAGE_TOKENS,
-      cacheReadTokens: null,
-      cacheCreationTokens: null,
-      prompt: { text: promptText, image: images * PROMPT_IMAGE_TOKENS, audio: 0 },
-      completion: { text: 0, image: OUTPUT_IMAGE_TOKENS, audio: 0, reasoning: 0 }
-    }
-  }
-}
-
-/** The sandbox upstream: answers at once, in one piece or as one content delta. */
-export const sandbox: Chat.ChatUpstream = {
+/** An upstream for entries whose vendor serves no chat surface: every call is a 503. */
+const unserved: Chat.ChatUpstream = {
   mode: "sandbox",
-  complete: (request) => Effect.sync(() => sandboxResult(request)),
-  stream: (request) =>
-    Effect.sync(() => {
-      const result = sandboxResult(request)
-      return Stream.make<[Chat.ChatDelta]>({ parts: result.parts, finishReason: result.finishReason, usage: result.usage })
-    })
+  complete: () => Effect.fail(new Chat.ChatUpstreamError({ status: 503, message: "no upstream serves this model" })),
+  stream: () => Effect.fail(new Chat.ChatUpstreamError({ status: 503, message: "no upstream serves this model" }))
 }
+
+/** The sandboxes of the vendors given, by `keyOf(vendor, protocol)`. */
+export const sandboxesOf = (manifests: ReadonlyArray<VendorManifest.VendorManifest<HttpClient.HttpClient>>): ReadonlyMap<string, Chat.ChatUpstream> =>
+  new Map(manifests.flatMap((m) => (m.chat === undefined ? [] : [[keyOf(m.id, m.chat.protocol), m.chat.sandbox] as const])))
+
+/** The sandbox of the first vendor serving chat (tests, embedding). */
+export const sandbox: Chat.ChatUpstream = [...sandboxesOf(List.manifests).values()][0] ?? unserved
 
 /** Upstreams from the live ones given (by `keyOf(vendor, protocol)`); every other entry is sandboxed. */
-export const make = (live: ReadonlyMap<string, Chat.ChatUpstream>): ChatUpstreams => ({
-  upstreamFor: (entry) => live.get(keyOf(entry.vendor, entry.upstream.protocol)) ?? sandbox
+export const make = (
+  live: ReadonlyMap<string, Chat.ChatUpstream>,
+  sandboxes: ReadonlyMap<string, Chat.ChatUpstream> = sandboxesOf(List.manifests)
+): ChatUpstreams => ({
+  upstreamFor: (entry) => {
+    const key = keyOf(entry.vendor, entry.upstream.protocol)
+    return live.get(key) ?? sandboxes.get(key) ?? unserved
+  }
 })
+
+/** The live chat upstreams of the vendors given whose variables are set. */
+export const fromManifests = (
+  manifests: ReadonlyArray<VendorManifest.VendorManifest<HttpClient.HttpClient>>
+): Effect.Effect<ReadonlyMap<string, Chat.ChatUpstream>, ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Effect.map(
+    Effect.forEach(manifests.flatMap((m) => (m.chat === undefined ? [] : [{ id: m.id, chat: m.chat }])), ({ chat, id }) =>
+      Effect.map(chat.live, Option.map((upstream) => [keyOf(id, chat.protocol), upstream] as const))),
+    (found) => new Map(found.flatMap(Option.toArray))
+  )
 
 /** The live chat upstreams whose vendor variables are set. */
 export const fromEnvironment: Effect.Effect<
   ReadonlyMap<string, Chat.ChatUpstream>,
   ConfigError.ConfigError,
   HttpClient.HttpClient
-> = Effect.map(
-  VendorD.Chat.fromConfig(),
-  (vendorD) => new Map(Option.isSome(vendorD) ? [[keyOf("vendor-d", "generate-content"), vendorD.value]] : [])
-)
+> = fromManifests(List.manifests)
 
-/** The service from the environment (vendor-d's `VENDOR_D_*`), on the gateway's upstream HTTP client. */
+/** The service from the environment (each chat vendor's `VENDOR_*`), on the gateway's upstream HTTP client. */
 export const layer: Layer.Layer<ChatService, ConfigError.ConfigError, HttpClient.HttpClient> = Layer.effect(
   ChatService,
   Effect.map(fromEnvironment, make)

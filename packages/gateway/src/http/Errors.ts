@@ -4,7 +4,7 @@
  * or the OpenAI shape `{error: {message, type, param, code}}` that official clients turn into typed
  * errors. Nothing here includes a stack, a secret or another tenant's data.
  */
-import type { Errors } from "@genway/core"
+import { Errors } from "@genway/core"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Data from "effect/Data"
 
@@ -23,22 +23,6 @@ export class HttpError extends Data.TaggedError("HttpError")<{
   readonly headers?: Readonly<Record<string, string>> | undefined
 }> {}
 
-const titles: Record<number, string> = {
-  400: "Invalid request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not found",
-  405: "Method not allowed",
-  409: "Conflict",
-  410: "Gone",
-  413: "Payload too large",
-  415: "Unsupported media type",
-  429: "Too many requests",
-  500: "Internal error",
-  502: "Bad gateway",
-  503: "Service unavailable",
-  504: "Gateway timeout"
-}
 
 const openAiTypes: Record<number, string> = {
   400: "invalid_request_error",
@@ -53,7 +37,7 @@ const openAiTypes: Record<number, string> = {
 
 /** An error of `status` with the default title. */
 export const httpError = (status: number, detail: string, extra: Partial<Omit<HttpError, "status" | "detail">> = {}) =>
-  new HttpError({ status, title: extra.title ?? titles[status] ?? "Error", detail, ...extra })
+  new HttpError({ status, title: extra.title ?? Errors.titleOf(status) ?? "Error", detail, ...extra })
 
 /** A 400 for validation issues, naming the first field at fault and listing every problem. */
 export const invalid = (issues: ReadonlyArray<Errors.Issue>) => {

@@ -4,6 +4,7 @@
  * request payloads are spooled here too (`inputs/`), so task rows stay small.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import { Media } from "@genway/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -22,15 +23,9 @@ export class MediaError extends Error {
   readonly _tag = "MediaError"
 }
 
-const extensions: Record<string, string> = {
-  "video/mp4": "mp4",
-  "image/png": "png",
-  "image/jpeg": "jpg",
-  "image/webp": "webp"
-}
 
 /** The file extension for a content type (`bin` when unknown). */
-export const extensionFor = (contentType: string): string => extensions[contentType.split(";")[0]!.trim().toLowerCase()] ?? "bin"
+export const extensionFor: (contentType: string) => string = Media.extensionFor
 
 const keyPattern = /^[0-9a-f-]{36}\/\d{1,3}\.(mp4|png|jpg|webp|bin)$/
 

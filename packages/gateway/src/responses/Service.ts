@@ -1,5 +1,6 @@
 /**
- * Model responses (E2): vendor-a's live upstream when `VENDOR_A_*` is set, else the sandbox; and
+ * Model responses (E2): the responses vendor's live upstream when its `VENDOR_*` group is set, else
+ * its sandbox (both from its manifest in the vendor list); and
  * the responses the gateway keeps for its tenants.
  *
  * Kept: every response whose request does not say `store: false` (the vendor's own default keeps
@@ -13,8 +14,7 @@
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as VendorA from "@genway/adapter-vendor-a"
-import { type ModelEntry, Responses } from "@genway/core"
+import { type ModelEntry, Responses, type VendorManifest } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Clock from "effect/Clock"
 import type * as ConfigError from "effect/ConfigError"
@@ -26,10 +26,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
+import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Store from "./Store.js"
-import * as Sandbox from "./Sandbox.js"
-import { backoffMs } from "../tasks/Scheduler.js"
+import * as List from "../vendors/List.js"
 
 /** How long a kept response stays readable when its entry sets no retention. */
 export const defaultRetention: Duration.DurationInput = "30 days"
@@ -69,7 +69,7 @@ export interface KeptResponse {
 
 /** The responses service. */
 export interface ResponsesApi {
-  /** `live` when vendor-a's variables are set. */
+  /** `live` when the responses vendor's variables are set. */
   readonly mode: "live" | "sandbox"
   /** A response to a request without `stream: true` (`queued` at once when `background`). */
   readonly create: (request: ResponseRequest) => Effect.Effect<Responses.ResponseObject, ServiceError, SqlClient.SqlClient>
@@ -121,18 +121,14 @@ const describeFailure = (error: Responses.UpstreamError): { readonly code: strin
 }
 
 /** The service over a live upstream, or the sandbox when there is none. */
-export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
+export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: VendorManifest.ResponsesSandbox = surface.sandbox) =>
   Effect.gen(function*() {
     const settings = yield* Settings
     const owner = `responses-${randomUUID()}`
     const mode = Option.isSome(live) ? "live" as const : "sandbox" as const
 
-    const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) => {
-      if (Option.isSome(settings.pollIntervalMs)) return settings.pollIntervalMs.value
-      if (first) return millis(entry.poll.initial)
-      const [lo, hi] = entry.poll.every
-      return millis(lo) + Math.random() * (millis(hi) - millis(lo))
-    }
+    const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) =>
+      Cadence.pollDelay(entry, { override: settings.pollIntervalMs, first })
 
     const retentionMs = (entry: ModelEntry.ModelEntry) => millis(entry.retention ?? defaultRetention)
 
@@ -197,7 +193,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
         const now = yield* Clock.currentTimeMillis
         if (Option.isSome(live)) {
           const response = Responses.withOutputText(yield* live.value.create(body))
-          if (keeps(body)) yield* keep(request, "live", response, null, now, now + pollDelay(request.entry, true))
+          if (keeps(body)) yield* keep(request, "live", response, null, now, now + (yield* pollDelay(request.entry, true)))
           return response
         }
         const final = Sandbox.respond(body, Sandbox.newId(), now)
@@ -230,7 +226,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
         let latest: Responses.ResponseObject | undefined
         let lastSequence = -1
         const save = (shown: Responses.ResponseObject) =>
-          Effect.flatMap(Clock.currentTimeMillis, (at) => keep(request, rowMode, Responses.withOutputText(shown), null, at, at + pollDelay(request.entry, true))).pipe(
+          Effect.flatMap(Effect.zip(Clock.currentTimeMillis, pollDelay(request.entry, true)), ([at, delay]) => keep(request, rowMode, Responses.withOutputText(shown), null, at, at + delay)).pipe(
             Effect.catchAll((error) => Effect.logError("a streamed response could not be kept", error))
           )
         return source.pipe(
@@ -284,7 +280,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
           const body = JSON.stringify(response)
           if (Responses.isTerminal(response.status)) return yield* finish(body, response.status)
           if (now >= row.deadlineAt) return yield* timedOut()
-          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + pollDelay(entry, false) })
+          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + (yield* pollDelay(entry, false)) })
         }
         const error = outcome.left
         if (error._tag === "ResponseNotFound") {
@@ -295,7 +291,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
           Effect.annotateLogs("response", row.id)
         )
         const hint = "retryAfterMs" in error ? error.retryAfterMs : undefined
-        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + backoffMs(row.attempts, hint, Math.random()) })
+        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
       })
 
     /** What a read shows: a sandboxed background response is `queued` for a tenth of its time, then `in_progress`. */
@@ -356,10 +352,16 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>) =>
     return { mode, create, stream, retrieve, runOnce, loop } satisfies ResponsesApi
   })
 
-/** The service from the environment: live when `VENDOR_A_BASE_URL` and `VENDOR_A_API_KEY` are set. */
+/** The model responses surface of the vendor list: the first vendor whose manifest has one. */
+const surface: NonNullable<VendorManifest.VendorManifest<HttpClient.HttpClient>["responses"]> = List.manifests.flatMap((m) => (m.responses === undefined ? [] : [m.responses]))[0] ?? {
+  live: Effect.succeed(Option.none()),
+  sandbox: { newId: () => `resp_${randomUUID().replaceAll("-", "")}`, respond: () => { throw new Error("no vendor serves model responses") }, unfinished: (r) => r, events: () => [] }
+}
+
+/** The service from the environment: live when the responses vendor's variables are set. */
 export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpClient.HttpClient | Settings> = Layer.effect(
   ResponsesService,
-  Effect.flatMap(VendorA.Responses.fromConfig(), make)
+  Effect.flatMap(surface.live, (live) => make(live))
 )
 
 /**

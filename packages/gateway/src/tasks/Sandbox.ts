@@ -5,7 +5,7 @@
  * (an MP4, or PNGs of the requested size). `x-sandbox-outcome: failed:<code>` makes the task fail
  * with that code instead.
  */
-import { SampleMedia, TaskInfo, VendorAdapter } from "@genway/core"
+import { Errors, SampleMedia, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -22,10 +22,6 @@ export const parseOutcome = (value: string | undefined): { readonly failWith?: n
   return { failWith: Number(m[1]) }
 }
 
-const titles: Record<number, string> = {
-  [TaskInfo.TaskErrorCode.InvalidRequest]: "Invalid request",
-  [TaskInfo.TaskErrorCode.ExecutionError]: "Execution error"
-}
 
 const imageSize = (body: Readonly<Record<string, unknown>>): [number, number] => {
   const size = typeof body.size === "string" ? /^(\d+)[*x](\d+)$/.exec(body.size) : null
@@ -76,7 +72,7 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
             _tag: "Failed",
             error: new TaskInfo.TaskError({
               code: outcome.failWith,
-              title: titles[outcome.failWith] ?? "Sandbox failure",
+              title: Errors.titleOf(outcome.failWith) ?? "Sandbox failure",
               detail: `sandbox task failed as requested by the ${outcomeHeader} header`
             })
           }
@@ -87,7 +83,7 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
       source._tag === "Bytes"
         ? Effect.succeed({ contentType: source.contentType, body: Stream.succeed(source.bytes) })
         : Effect.fail(new VendorAdapter.Rejected({
-          error: new TaskInfo.TaskError({ code: 3001, title: "Execution error", detail: "sandbox media is inline" })
+          error: new TaskInfo.TaskError({ code: 3001, title: Errors.titles[3001], detail: "sandbox media is inline" })
         }))
   }
 }

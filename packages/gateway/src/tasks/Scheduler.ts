@@ -4,7 +4,7 @@
  * of replicas run this loop against one database; leases and compare-and-set updates keep one
  * owner per task, and an expired lease (a dead replica) is simply claimed again.
  */
-import { TaskInfo, VendorAdapter } from "@genway/core"
+import { Errors, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Clock from "effect/Clock"
@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
+import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
@@ -46,18 +47,14 @@ export const wakeCoalesceMs = 15
 
 const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
 
-/** Exponential back-off with jitter, never shorter than the vendor's hint. */
-export const backoffMs = (attempts: number, hint: Duration.DurationInput | undefined, random: number): number => {
-  const base = Math.min(60_000, 1_000 * 2 ** Math.min(attempts, 10))
-  const jittered = base / 2 + (base / 2) * random
-  return Math.max(jittered, hint === undefined ? 0 : millis(hint))
-}
+/** Exponential back-off with jitter, never shorter than the vendor's hint (see `Cadence`). */
+export const backoffMs = Cadence.backoffMs
 
 const failure = (code: number, title: string, detail: string) => new TaskInfo.TaskError({ code, title, detail })
 
 const lostSubmit = failure(
   TaskInfo.TaskErrorCode.ExecutionError,
-  "Execution error",
+  Errors.titles[3001],
   "the vendor's answer to the submission was lost and it offers no way to look the task up; " +
     "the task was not resubmitted, to avoid a second job"
 )
@@ -72,13 +69,8 @@ const make = Effect.gen(function*() {
   const owner = `worker-${randomUUID()}`
   const signal = yield* Queue.sliding<void>(1)
 
-  const pollDelay = (entry: ModelEntry.ModelEntry, hint: Duration.DurationInput | undefined, first: boolean) => {
-    if (Option.isSome(settings.pollIntervalMs)) return settings.pollIntervalMs.value
-    if (hint !== undefined) return Math.max(0, millis(hint))
-    if (first) return millis(entry.poll.initial)
-    const [lo, hi] = entry.poll.every
-    return millis(lo) + Math.random() * (millis(hi) - millis(lo))
-  }
+  const pollDelay = (entry: ModelEntry.ModelEntry, hint: Duration.DurationInput | undefined, first: boolean) =>
+    Cadence.pollDelay(entry, { override: settings.pollIntervalMs, hint, first })
 
   const finish = (task: Task, now: number, patch: TaskPatch, note: string) =>
     Effect.tap(
@@ -91,21 +83,21 @@ const make = Effect.gen(function*() {
     finish(task, now, { status: "failed", error }, `failed: ${error.code}`)
 
   const retryLater = (task: Task, now: number, reason: string, hint: Duration.DurationInput | undefined, patch: TaskPatch = {}) =>
-    store.update(
+    Effect.flatMap(Cadence.backoff(task.attempts, hint), (delay) => store.update(
       task,
       {
         ...patch,
         attempts: task.attempts + 1,
-        nextRunAt: now + backoffMs(task.attempts, hint, Math.random()),
+        nextRunAt: now + delay,
         leaseOwner: null,
         leaseUntil: null
       },
       now,
       `retry: ${reason}`
-    )
+    ))
 
   const accepted = (task: Task, entry: ModelEntry.ModelEntry, now: number, s: VendorAdapter.Submitted) =>
-    store.update(
+    Effect.flatMap(pollDelay(entry, s.pollAfter, true), (delay) => store.update(
       task,
       {
         status: s.status,
@@ -113,13 +105,13 @@ const make = Effect.gen(function*() {
         upstreamRef: s.ref,
         submittedAt: now,
         attempts: 0,
-        nextRunAt: now + pollDelay(entry, s.pollAfter, true),
+        nextRunAt: now + delay,
         leaseOwner: null,
         leaseUntil: null
       },
       now,
       "submitted"
-    )
+    ))
 
   const mirror = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, sources: ReadonlyArray<VendorAdapter.MediaSource>, now: number) =>
     Effect.forEach(sources, (source, index) => {
@@ -134,22 +126,22 @@ const make = Effect.gen(function*() {
   const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
     switch (outcome._tag) {
       case "Running":
-        return store.update(
+        return Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => store.update(
           task,
           {
             status: outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status,
             attempts: 0,
-            nextRunAt: now + pollDelay(entry, outcome.pollAfter, false),
+            nextRunAt: now + delay,
             leaseOwner: null,
             leaseUntil: null
           },
           now
-        )
+        ))
       case "Failed":
         return fail(task, now, outcome.error)
       case "Completed":
         if (outcome.media.length === 0) {
-          return fail(task, now, failure(3001, "Execution error", "the vendor reported success without any result"))
+          return fail(task, now, failure(3001, Errors.titles[3001], "the vendor reported success without any result"))
         }
         return Effect.gen(function*() {
           const leased = yield* store.update(task, { leaseUntil: now + mirrorLeaseMs }, now)
@@ -200,13 +192,13 @@ const make = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const entry = entries.get(task.entryId)
       if (entry === undefined) {
-        return yield* fail(task, now, failure(3001, "Execution error", `model ${task.entryId} is no longer served by this gateway`))
+        return yield* fail(task, now, failure(3001, Errors.titles[3001], `model ${task.entryId} is no longer served by this gateway`))
       }
       if (now >= task.deadlineAt) {
         return yield* fail(
           task,
           now,
-          failure(3001, "Execution error", `no result before the task deadline (${Duration.format(Duration.decode(entry.poll.deadline))})`)
+          failure(3001, Errors.titles[3001], `no result before the task deadline (${Duration.format(Duration.decode(entry.poll.deadline))})`)
         )
       }
       const adapter = vendors.adapter(task.vendor, task.mode)

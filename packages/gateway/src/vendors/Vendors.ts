@@ -10,9 +10,10 @@ import * as Layer from "effect/Layer"
 import { Settings } from "../platform/Config.js"
 import * as Sandbox from "../tasks/Sandbox.js"
 import { instrumentAdapters } from "../observability/Upstream.js"
+import * as List from "./List.js"
 
-/** Every vendor SPEC.md names. */
-export const vendorIds = ["vendor-a", "vendor-b", "vendor-c", "vendor-d", "vendor-e"] as const
+/** Every vendor of the gateway's list. */
+export const vendorIds: ReadonlyArray<string> = List.ids
 
 /** The adapters of this process. */
 export interface VendorSet {
@@ -28,7 +29,11 @@ export interface VendorSet {
 export class Vendors extends Context.Tag("@genway/gateway/Vendors")<Vendors, VendorSet>() {}
 
 /** A vendor set from the live adapters given; every other vendor is sandboxed. */
-export const make = (live: ReadonlyMap<string, VendorAdapter.VendorAdapter>, sandboxDelayMs: number): VendorSet => {
+export const make = (
+  live: ReadonlyMap<string, VendorAdapter.VendorAdapter>,
+  sandboxDelayMs: number,
+  ids: ReadonlyArray<string> = vendorIds
+): VendorSet => {
   const sandboxes = new Map<string, VendorAdapter.VendorAdapter>()
   const sandboxFor = (vendor: string) => {
     let s = sandboxes.get(vendor)
@@ -41,7 +46,7 @@ export const make = (live: ReadonlyMap<string, VendorAdapter.VendorAdapter>, san
   return {
     modeOf: (vendor) => (live.has(vendor) ? "live" : "sandbox"),
     adapter: (vendor, mode) => (mode === "live" ? live.get(vendor) : sandboxFor(vendor)),
-    sandboxed: vendorIds.filter((v) => !live.has(v))
+    sandboxed: [...new Set([...ids, ...live.keys()])].filter((v) => !live.has(v))
   }
 }
 

@@ -36,7 +36,7 @@ const sparkEntry = (model: string, endpoint: string): ModelEntry.ModelEntry<type
   rules: [],
   images: [],
   result: "videos",
-  upstream: { protocol: "task-info", operation: "generation", model },
+  upstream: { protocol: "task-info", operation: "generation", model, path: "/vendors/vendor-e/v1/{model}/generation" },
   poll: videoPoll,
   retention: null,
   mirror: true,

@@ -3,7 +3,7 @@
  * generated from the input, deterministically (the same request gets the same words), tokens are
  * counted as words, `max_output_tokens` cuts the text and makes the response `incomplete`, and a
  * stream carries the vendor's full event sequence so the official clients' stream helpers work.
- * Nothing here does I/O.
+ * Nothing here does I/O. It is the `sandbox` of vendor-a's manifest.
  */
 import { Responses } from "@genway/core"
 import { createHash, randomBytes } from "node:crypto"

@@ -1,0 +1,23 @@
+import { it } from "@effect/vitest"
+import { ContractCases } from "@genway/adapter-kit/testing"
+import { manifest } from "../src/index.js"
+import { Emulator } from "../src/testing/index.js"
+import { t2v, task } from "./fixtures.js"
+
+/** vendor-b as the gateway builds it: its manifest, from its variables, against the emulator. */
+const setup = ContractCases.subject<Emulator.Fault, Emulator.Emulator>(Emulator.make(), manifest.tasks!, (e) => ({ VENDOR_B_BASE_URL: e.baseUrl, VENDOR_B_API_KEY: e.apiKey }))
+
+for (
+  const c of ContractCases.cases<Emulator.Fault>({
+    setup,
+    task: () => task(t2v, { prompt: "a cat" }),
+    faults: {
+      rateLimited: (seconds) => ({ _tag: "RateLimited", retryAfterSeconds: seconds }),
+      unavailable: { _tag: "Unavailable" },
+      malformedJson: { _tag: "MalformedJson" },
+      unknownState: { _tag: "ReportStatus" },
+      refuse: (message) => ({ _tag: "HttpError", status: 400, code: "InvalidParameter", message }),
+      failTask: (message) => ({ _tag: "FailTask", code: "InternalError", message })
+    }
+  })
+) it.scoped(`vendor-b contract: ${c.name}`, () => c.run, 30_000)
