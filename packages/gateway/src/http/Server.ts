@@ -18,6 +18,8 @@ import { httpError, render } from "./Errors.js"
 import * as Responses from "../responses/Http.js"
 import * as System from "./System.js"
 import * as Tasks from "../tasks/Http.js"
+import * as TaskRoutes from "../tasks/Routes.js"
+import * as Webhooks from "../webhooks/Http.js"
 
 /** Applies a surface's error shape to a handler (re-exported for the surfaces' modules). */
 export { handle } from "./Handle.js"
@@ -32,6 +34,8 @@ export type Services =
   | Effect.Effect.Context<typeof Docs.page>
   | Chat.Services
   | Responses.Services
+  | Webhooks.Services
+  | TaskRoutes.Services
 
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
@@ -44,6 +48,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/media/*", handle("task", System.media))
   )
   r = Responses.mount(Chat.mount(r, entries), entries)
+  r = TaskRoutes.mount(Webhooks.mount(r), entries)
   for (const entry of entries) {
     if (!ModelEntry.isTaskEntry(entry)) continue
     r = r.pipe(

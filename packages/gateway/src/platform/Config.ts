@@ -29,6 +29,11 @@ export interface GatewaySettings {
   /** How many tasks one worker pass claims, and how many it runs at once. */
   readonly workerBatch: number
   readonly workerConcurrency: number
+  /** Delays between webhook delivery attempts (DESIGN.md §8), milliseconds. */
+  readonly webhookRetryMs: ReadonlyArray<number>
+  /** Allow `http` webhook URLs, and loopback/private addresses (tests, private networks). */
+  readonly webhookAllowInsecure: boolean
+  readonly webhookAllowPrivate: boolean
 }
 
 /** The settings in force. */
@@ -94,7 +99,15 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "GATEWAY_WORKER_CONCURRENCY must be >= 1", validation: (n) => n >= 1 }),
     Config.withDefault(64)
-  )
+  ),
+  webhookRetryMs: optional("GATEWAY_WEBHOOK_RETRY_MS", (raw) => {
+    const parts = raw.split(",").map((p) => p.trim())
+    return parts.every((p) => /^\d+$/.test(p))
+      ? Either.right(parts.map(Number))
+      : Either.left("must be comma-separated integer milliseconds")
+  }).pipe(Config.map(Option.getOrElse(() => [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]))),
+  webhookAllowInsecure: Config.boolean("GATEWAY_WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
+  webhookAllowPrivate: Config.boolean("GATEWAY_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -15,10 +15,11 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import init from "./migrations/0001_init.js"
 import responses from "./migrations/0002_responses.js"
+import webhooks from "./migrations/0003_webhooks.js"
 import { Settings } from "./Config.js"
 
 const migrate = Migrator.make({})({
-  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses }),
+  loader: Migrator.fromRecord({ "0001_init": init, "0002_responses": responses, "0003_webhooks": webhooks }),
   table: "genway_migrations"
 })
 

@@ -83,6 +83,8 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
         }
         return { _tag: "Completed", media: mediaFor(task.entry, task) }
       }),
+    // The sandbox stops a job at any stage.
+    cancel: () => Effect.succeed({ canceled: true }),
     download: (source) =>
       source._tag === "Bytes"
         ? Effect.succeed({ contentType: source.contentType, body: Stream.succeed(source.bytes) })

@@ -158,7 +158,14 @@ const make = Effect.gen(function*() {
               // The row changed when the lease was extended: errors are recorded against it.
               onFailure: (e) => onError(leased.value, now, e, false),
               onSuccess: (result) =>
-                finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`)
+                finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`).pipe(
+                  // Changed meanwhile (a cancel): the copies belong to no task and go.
+                  Effect.tap((done) =>
+                    Option.isNone(done)
+                      ? media.discard(result.flatMap((item) => ("media" in item ? [item.media] : [])))
+                      : Effect.void
+                  )
+                )
             })
           )
         })
