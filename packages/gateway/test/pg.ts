@@ -37,7 +37,7 @@ export const privateSchema = Effect.gen(function*() {
   const scopedUrl = new URL(url!)
   scopedUrl.searchParams.set("options", `-c search_path=${schema}`)
   /** A gateway's services (no background fibers) on this schema, media under `dataDir`. */
-  const replica = (dataDir: string) =>
+  const replica = (dataDir: string, settings: Partial<Config.GatewaySettings> = {}) =>
     Gateway.services(Effect.succeed(new Map()), Registry.layer()).pipe(
       Layer.provideMerge(Config.layerWith({
         dataDir,
@@ -45,7 +45,8 @@ export const privateSchema = Effect.gen(function*() {
         apiKeys: [],
         sandboxDelayMs: 1000,
         pollIntervalMs: Option.none(),
-        modelsFile: Option.none()
+        modelsFile: Option.none(),
+        ...settings
       })),
       Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
     )
