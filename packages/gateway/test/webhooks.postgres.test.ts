@@ -53,7 +53,7 @@ describe.skipIf(!Pg.available("webhooks.postgres.test.ts"))("webhooks on Postgre
       const work = both((ctx) => Context.get(ctx, Scheduler).runOnce)
       const deliver = both((ctx) => Context.get(ctx, Webhooks).deliverDue)
       yield* work
-      for (const step of ["200 millis", "1 second", "1 second", "1 second"]) {
+      for (const step of ["200 millis", "1 second", "1 second", "1 second"] as const) {
         yield* TestClock.adjust(step)
         yield* work
         yield* deliver

@@ -15,6 +15,7 @@ import * as Database from "../platform/Database.js"
 import * as Gateway from "../Gateway.js"
 import { Registry } from "@genway/registry"
 import { Vendors } from "../vendors/Vendors.js"
+import * as Tasks from "./Tasks.js"
 
 const keysLayer = ApiKeys.layer.pipe(Layer.provideMerge(Database.layer), Layer.provideMerge(Config.layer))
 
@@ -80,7 +81,7 @@ const keys = Command.make("keys").pipe(
 )
 
 /** The `genway` command tree. */
-export const command = Command.make("genway").pipe(Command.withSubcommands([serve, keys]))
+export const command = Command.make("genway").pipe(Command.withSubcommands([serve, keys, Tasks.command]))
 
 /** Runs the CLI on `argv`. */
 export const run = Command.run(command, { name: "genway", version: "0.1.0" })
