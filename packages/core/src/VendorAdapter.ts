@@ -42,7 +42,13 @@ export type MediaSource =
 
 /** The latest state of a task at the vendor. */
 export type PollOutcome =
-  | { readonly _tag: "Running"; readonly status: "pending" | "processing"; readonly pollAfter?: Duration.DurationInput }
+  | {
+    readonly _tag: "Running"
+    readonly status: "pending" | "processing"
+    readonly pollAfter?: Duration.DurationInput
+    /** The vendor's own progress figure (0-100), where its protocol reports one. */
+    readonly progress?: number
+  }
   | { readonly _tag: "Completed"; readonly media: ReadonlyArray<MediaSource> }
   | { readonly _tag: "Failed"; readonly error: TaskError }
 

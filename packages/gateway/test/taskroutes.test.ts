@@ -135,6 +135,24 @@ describe("task events, cancel and listing", () => {
       }).pipe(Effect.provide(Harness.layer({ live: Effect.succeed(new Map([[e4.vendor, live]])) })))
     }))
 
+  it.scoped("progress: the vendor's own figure while running, absent once finished", () =>
+    Effect.gen(function*() {
+      const id = yield* create()
+      yield* Harness.work
+      yield* TestClock.adjust("300 millis")
+      yield* Harness.work
+      const running = yield* Harness.send(Harness.get("/v1/tasks"))
+      assert.strictEqual(running.json.data[0].task_info.id, id)
+      assert.strictEqual(running.json.data[0].task_info.status, "processing")
+      assert.deepStrictEqual(running.json.data[0].progress, { percent: 30, source: "vendor" })
+      assert.isUndefined(running.json.data[0].task_info.progress)
+      yield* TestClock.adjust("1 second")
+      yield* Harness.work
+      const done = yield* Harness.send(Harness.get("/v1/tasks"))
+      assert.strictEqual(done.json.data[0].task_info.status, "completed")
+      assert.isUndefined(done.json.data[0].progress)
+    }).pipe(Effect.provide(Harness.layer())))
+
   it.scoped("listing: tenant's tasks newest first, filters, cursor, 400 naming the parameter", () =>
     Effect.gen(function*() {
       const ids: Array<string> = []

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import { taskInfo } from "./Http.js"
+import * as VendorProgress from "./Progress.js"
 import type { ResultItem, Task } from "./Store.js"
 
 /** `progress` of a running task. */
@@ -68,8 +69,9 @@ export const envelope = (task: Task, entry: ModelEntry.ModelEntry, withProgress 
     if (task.status === "completed" && task.result !== null && entry.result !== undefined) {
       body[entry.result] = yield* signResult(task.result)
     }
-    if (withProgress) {
-      const progress = yield* estimate(task)
+    if (withProgress && (task.status === "pending" || task.status === "processing")) {
+      const vendor = yield* VendorProgress.latest(task.id).pipe(Effect.orElseSucceed(() => undefined))
+      const progress: Progress | undefined = vendor !== undefined ? { percent: vendor.percent, source: "vendor" } : yield* estimate(task)
       if (progress !== undefined) body.progress = progress
     }
     return body

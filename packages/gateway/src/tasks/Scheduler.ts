@@ -4,6 +4,7 @@
  * of replicas run this loop against one database; leases and compare-and-set updates keep one
  * owner per task, and an expired lease (a dead replica) is simply claimed again.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -19,6 +20,7 @@ import { randomUUID } from "node:crypto"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
+import * as Progress from "./Progress.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 
@@ -67,6 +69,7 @@ const make = Effect.gen(function*() {
   const vendors = yield* Vendors
   const settings = yield* Settings
   const registry = yield* Registry.Registry
+  const sql = yield* SqlClient.SqlClient
   const entries = new Map(registry.entries.map((e) => [e.id, e]))
   const owner = `worker-${randomUUID()}`
   const signal = yield* Queue.sliding<void>(1)
@@ -133,7 +136,9 @@ const make = Effect.gen(function*() {
   const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
     switch (outcome._tag) {
       case "Running":
-        return store.update(
+        return Effect.zipRight(
+          outcome.progress === undefined ? Effect.void : Progress.record(task.id, outcome.progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore),
+          store.update(
           task,
           {
             status: outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status,
@@ -143,7 +148,7 @@ const make = Effect.gen(function*() {
             leaseUntil: null
           },
           now
-        )
+        ))
       case "Failed":
         return fail(task, now, outcome.error)
       case "Completed":

@@ -28,6 +28,7 @@ import { MediaStore } from "../platform/MediaStore.js"
 import { TransitionHooks } from "../tasks/Hooks.js"
 import { taskInfo } from "../tasks/Http.js"
 import { signResult, taskUrl } from "../tasks/Envelope.js"
+import * as VendorProgress from "../tasks/Progress.js"
 import type { ResultItem } from "../tasks/Store.js"
 import { AddressRefused, guardedLookup } from "./Address.js"
 
@@ -166,6 +167,10 @@ const make = Effect.gen(function*() {
         model: task.entryId,
         url: entry === undefined ? null : taskUrl(settings.publicUrl, entry, task.id),
         task_info: taskInfo(task)
+      }
+      if (to === "processing") {
+        const progress = yield* VendorProgress.latest(task.id).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        if (progress !== undefined) data.progress = { percent: progress.percent, source: "vendor" }
       }
       const event: StoredEvent = {
         type,

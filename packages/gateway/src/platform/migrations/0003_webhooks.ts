@@ -46,4 +46,11 @@ export default Effect.gen(function*() {
   yield* sql`CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at)`
 
   yield* sql`CREATE INDEX tasks_listing ON tasks (tenant, created_at, id)`
+
+  // The vendor's latest progress figure of a running task (DESIGN.md §8 "honest progress").
+  yield* sql`CREATE TABLE task_progress (
+    task_id TEXT PRIMARY KEY,
+    percent INTEGER NOT NULL,
+    at ${big} NOT NULL
+  )`
 })
