@@ -142,6 +142,6 @@ describe("task endpoints in sandbox", () => {
         )
         assert.isTrue(results.every((r) => r.status === 202))
         assert.strictEqual(new Set(results.map((r) => r.json.task_info.id)).size, 200)
-      }))
+      }), 60_000)
   })
 })
