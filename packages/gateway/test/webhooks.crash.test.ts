@@ -29,7 +29,7 @@ const start = (dataDir: string, port: number): ChildProcess =>
       GATEWAY_SANDBOX_DELAY_MS: "500",
       GATEWAY_WEBHOOK_ALLOW_INSECURE: "1",
       GATEWAY_WEBHOOK_ALLOW_PRIVATE: "1",
-      GATEWAY_WEBHOOK_RETRY_MS: Array.from({ length: 30 }, () => "500").join(",")
+      GATEWAY_WEBHOOK_RETRY_MS: Array.from({ length: 120 }, () => "500").join(",")
     },
     stdio: ["ignore", "ignore", "pipe"]
   })
@@ -93,7 +93,7 @@ describe("webhooks survive a crash", () => {
               .map((p) => p.data.task_info.id)
           )
           return ids.every((id) => delivered.has(id)) ? true : undefined
-        }, 30_000)
+        }, 45_000)
       )
       const idsByTask = new Map<string, Set<string>>()
       for (const r of hook.received) {
@@ -105,5 +105,5 @@ describe("webhooks survive a crash", () => {
       const stopped = exited(child)
       child.kill("SIGTERM")
       yield* Effect.promise(() => stopped)
-    }), 120_000)
+    }), 180_000)
 })

@@ -411,7 +411,17 @@ const make = Effect.gen(function*() {
     return n
   }))
 
-  return { create, list, find, remove, sendTest, deliveries, runOnce, deliverDue, loop, rules } as const
+  /**
+   * Drops every delivery lease. Only for the embedded SQLite database, which one process owns:
+   * after a crash its deliveries are sent at once instead of when their leases run out.
+   */
+  const releaseAllLeasesIfEmbedded = sql.onDialectOrElse({
+    sqlite: () =>
+      sql`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL AND status = 'pending'`,
+    orElse: () => Effect.void
+  })
+
+  return { create, list, find, remove, sendTest, deliveries, runOnce, deliverDue, loop, rules, releaseAllLeasesIfEmbedded } as const
 })
 
 /** The webhooks service. */
@@ -421,4 +431,6 @@ export class Webhooks extends Context.Tag("@genway/gateway/Webhooks")<Webhooks, 
 export const layer = Layer.scoped(Webhooks, make)
 
 /** Runs the delivery loop for the lifetime of the layer. */
-export const layerWorker = Layer.scopedDiscard(Effect.flatMap(Webhooks, (w) => Effect.forkScoped(w.loop)))
+export const layerWorker = Layer.scopedDiscard(
+  Effect.flatMap(Webhooks, (w) => Effect.zipRight(w.releaseAllLeasesIfEmbedded, Effect.forkScoped(w.loop)))
+)
