@@ -99,11 +99,16 @@ describe("vendor-a videos: protocol", () => {
       assert.deepStrictEqual({ ...first, pollAfter: millis((first as { pollAfter?: number }).pollAfter) }, {
         _tag: "Running",
         status: "pending",
-        pollAfter: 2500
+        pollAfter: 2500,
+        progress: 0
       })
       const second = yield* adapter.poll(submitted(t, ref))
       assert.strictEqual(second._tag, "Running")
-      if (second._tag === "Running") assert.strictEqual(second.status, "processing")
+      if (second._tag === "Running") {
+        assert.strictEqual(second.status, "processing")
+        // The vendor's own `progress` is passed on.
+        assert.strictEqual(second.progress, 50)
+      }
       const third = yield* adapter.poll(submitted(t, ref))
       assert.deepStrictEqual(third, {
         _tag: "Completed",

@@ -218,11 +218,25 @@ export const make = (config: Config.VendorBConfig): Effect.Effect<VendorAdapter.
         }
       })
 
+    // The task-management API cancels a task that is still queued; a running one will finish.
+    const cancel = (
+      task: VendorAdapter.UpstreamTask & { readonly upstreamRef: string }
+    ): Effect.Effect<VendorAdapter.CancelOutcome, VendorAdapter.AdapterError> =>
+      Effect.gen(function*() {
+        const request = authed(HttpClientRequest.post(`${config.baseUrl}/tasks/${encodeURIComponent(task.upstreamRef)}/cancel`))
+        const answer = yield* Http.exchange(client, request, timeout).pipe(Effect.mapError(Http.lost({ vendor, phase: "cancel" })))
+        if (Http.isOk(answer.status)) return { canceled: true }
+        if (Http.isTransientStatus(answer.status)) return yield* Outcome.retryable(`${vendor} cancel: HTTP ${answer.status}`)
+        const message = Http.stringAt(Http.parseObject(answer.text), "message")
+        return { canceled: false, reason: message ?? `${vendor} answered HTTP ${answer.status}` }
+      })
+
     return {
       vendor,
       mode: "live",
       submit,
       poll,
+      cancel,
       download: (source) => Http.download(client, source, { vendor, timeout })
     } satisfies VendorAdapter.VendorAdapter
   })

@@ -87,6 +87,22 @@ describe("vendor-b adapter against the emulator", () => {
       assert.deepStrictEqual(new Uint8Array(yield* bytesOf(media.body)), SampleMedia.mp4())
     })))
 
+  it.scoped("cancels a PENDING task (polls then report it failed); a RUNNING one is not canceled", () =>
+    live(Effect.gen(function*() {
+      const { adapter } = yield* setup({ completeAfterPolls: 5 })
+      const t = task(t2v, { prompt: "a cat" })
+      const queued = yield* adapter.submit(t)
+      assert.deepStrictEqual(yield* adapter.cancel!(polled(t, queued.ref)), { canceled: true })
+      const after = yield* adapter.poll(polled(t, queued.ref))
+      assert.strictEqual(after._tag, "Failed")
+      const running = yield* adapter.submit(t)
+      yield* adapter.poll(polled(t, running.ref))
+      yield* adapter.poll(polled(t, running.ref))
+      const refused = yield* adapter.cancel!(polled(t, running.ref))
+      assert.isFalse(refused.canceled)
+      assert.match(refused.reason ?? "", /PENDING/)
+    })))
+
   it.scoped("reads image results from choices[].message.content[].image and from results[].url", () =>
     live(Effect.gen(function*() {
       for (const imageResults of ["choices", "results"] as const) {

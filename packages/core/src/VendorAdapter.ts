@@ -41,7 +41,13 @@ export type MediaSource =
 
 /** The latest state of a task at the vendor. */
 export type PollOutcome =
-  | { readonly _tag: "Running"; readonly status: "pending" | "processing"; readonly pollAfter?: Duration.DurationInput }
+  | {
+    readonly _tag: "Running"
+    readonly status: "pending" | "processing"
+    readonly pollAfter?: Duration.DurationInput
+    /** The vendor's own progress figure (0-100), where its protocol reports one. */
+    readonly progress?: number
+  }
   | { readonly _tag: "Completed"; readonly media: ReadonlyArray<MediaSource> }
   | { readonly _tag: "Failed"; readonly error: TaskError }
 
@@ -70,6 +76,13 @@ export interface MediaDownload {
   readonly body: Stream.Stream<Uint8Array, AdapterError>
 }
 
+/** What a vendor said to a cancel: stopped, or past the point where it can be stopped. */
+export interface CancelOutcome {
+  readonly canceled: boolean
+  /** Why not, in the vendor's terms (e.g. "the task is already running"). */
+  readonly reason?: string
+}
+
 /** One vendor as the scheduler sees it. */
 export interface VendorAdapter {
   readonly vendor: VendorId
@@ -87,5 +100,10 @@ export interface VendorAdapter {
   readonly poll: (task: UpstreamTask & { readonly upstreamRef: string }) => Effect.Effect<PollOutcome, AdapterError>
   /** Fetches a result's bytes (with the vendor's credentials where needed). */
   readonly download: (source: MediaSource) => Effect.Effect<MediaDownload, AdapterError>
+  /**
+   * Asks the vendor to stop a submitted task, where its protocol has a cancel. Adapters without
+   * one omit this: the gateway then only stops polling (the vendor may still finish and bill).
+   */
+  readonly cancel?: (task: UpstreamTask & { readonly upstreamRef: string }) => Effect.Effect<CancelOutcome, AdapterError>
 }
 

@@ -29,8 +29,10 @@ import * as ResponsesService from "./responses/Service.js"
 import * as Scheduler from "./tasks/Scheduler.js"
 import * as Sweeper from "./platform/Sweeper.js"
 import * as TaskStore from "./tasks/Store.js"
+import * as TransitionHooks from "./tasks/Hooks.js"
 import * as Vendors from "./vendors/Vendors.js"
 import * as Upstream from "./observability/Upstream.js"
+import * as Webhooks from "./webhooks/Webhooks.js"
 
 /** A reason the gateway refuses to start; printed as its message alone. */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {
@@ -67,17 +69,20 @@ export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
-  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer, Limits.layer).pipe(Layer.provideMerge(Database.layer))
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer, Limits.layer).pipe(
+    Layer.provideMerge(TransitionHooks.layer),
+    Layer.provideMerge(Database.layer)
+  )
   const upstream = Layer.mergeAll(Vendors.layer(liveAdapters), ChatService.layer, ResponsesService.layer).pipe(
     Layer.provide(upstreamHttp)
   )
   const base = Layer.mergeAll(stores, registry, upstream)
-  return Scheduler.layer.pipe(Layer.provideMerge(base))
+  return Layer.mergeAll(Scheduler.layer, Webhooks.layer).pipe(Layer.provideMerge(base))
 }
 
 /** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */
 export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) =>
-  Layer.mergeAll(Scheduler.layerWorker, ResponsesService.layerWorker, Sweeper.layer, requireLive).pipe(
+  Layer.mergeAll(Scheduler.layerWorker, ResponsesService.layerWorker, Webhooks.layerWorker, Sweeper.layer, requireLive).pipe(
     Layer.provideMerge(services(liveAdapters, Models.layer))
   )
 

@@ -48,6 +48,8 @@ export class TaskPayloadTooLarge
 export class TaskUnsupportedMediaType
   extends taskError<TaskUnsupportedMediaType>()("TaskUnsupportedMediaType", 415, "Body is not JSON")
 {}
+/** 409 on the task surface: the task is already finished (cancel). */
+export class TaskFinished extends taskError<TaskFinished>()("TaskFinished", 409, "The task is already finished") {}
 /** 429 on the task surface: rate limited (see `Retry-After`). */
 export class TaskRateLimited extends taskError<TaskRateLimited>()("TaskRateLimited", 429, "Rate limited") {}
 
@@ -123,6 +125,114 @@ const ModelResponse = Responses.ResponseObject.annotations({
 /** Path parameter of the stored-response retrieval. */
 export const ResponseIdPath = Schema.Struct({ response_id: Schema.String })
 
+/** A task's event stream (`text/event-stream`). */
+const TaskEventStream = HttpApiSchema.Text({ contentType: "text/event-stream" })
+
+/** Progress of a running task (DESIGN.md §8): the vendor's figure, or an estimate from recent durations. */
+export const Progress = Schema.Struct({
+  percent: Schema.optional(Schema.Number),
+  eta_seconds: Schema.optional(Schema.Number),
+  source: Schema.Literal("vendor", "estimate")
+}).annotations({ identifier: "Progress" })
+
+/** One task of the listing. */
+export const ListedTask = Schema.Struct({
+  model: Schema.String,
+  url: Schema.String,
+  task_info: TaskInfo.TaskInfo,
+  videos: Schema.optional(Schema.Array(Schema.String)),
+  images: Schema.optional(Schema.Array(Schema.String)),
+  progress: Schema.optional(Progress)
+}).annotations({ identifier: "ListedTask" })
+
+/** `GET /v1/tasks` query. */
+export const TaskListQuery = Schema.Struct({
+  model: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.Literal("pending", "processing", "completed", "failed")),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))),
+  after: Schema.optional(Schema.String)
+})
+
+/** The task event types a webhook endpoint subscribes to. */
+export const WebhookEventType = Schema.Literal("task.processing", "task.completed", "task.failed")
+
+/** `POST /v1/webhooks` body. */
+export const WebhookCreate = Schema.Struct({
+  url: Schema.String.annotations({ description: "https URL on a public address (see GATEWAY_WEBHOOK_ALLOW_*)" }),
+  events: Schema.optional(Schema.Array(WebhookEventType)),
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+}).annotations({ identifier: "WebhookCreate" })
+
+/** A webhook endpoint (`secret` only in the answer to its creation). */
+export const WebhookEndpoint = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(WebhookEventType),
+  description: Schema.NullOr(Schema.String),
+  secret: Schema.optional(Schema.String),
+  created_at: Schema.String
+}).annotations({ identifier: "WebhookEndpoint" })
+
+/** One entry of an endpoint's deliveries log. */
+export const WebhookDelivery = Schema.Struct({
+  id: Schema.String,
+  event_id: Schema.String,
+  type: Schema.String,
+  status: Schema.Literal("pending", "delivered", "failed"),
+  attempts: Schema.Number,
+  last_status_code: Schema.NullOr(Schema.Number),
+  last_error: Schema.NullOr(Schema.String),
+  next_attempt_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+}).annotations({ identifier: "WebhookDelivery" })
+
+const WebhookIdPath = Schema.Struct({ webhook_id: Schema.String })
+
+/** `GET /v1/tasks` and `/v1/webhooks…` (DESIGN.md §8). */
+const tasksGroup = HttpApiGroup.make("tasks")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/tasks")
+      .setUrlParams(TaskListQuery)
+      .addSuccess(Schema.Struct({ data: Schema.Array(ListedTask), next: Schema.NullOr(Schema.String) }))
+      .annotate(OpenApi.Summary, "List the tenant's tasks, newest first (cursor `after`)")
+  )
+  .add(
+    HttpApiEndpoint.post("createWebhook", "/v1/webhooks")
+      .setPayload(WebhookCreate)
+      .addSuccess(WebhookEndpoint, { status: 201 })
+      .annotate(OpenApi.Summary, "Register a webhook endpoint; the whsec_ secret is shown only here")
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhooks", "/v1/webhooks")
+      .addSuccess(Schema.Struct({ data: Schema.Array(WebhookEndpoint) }))
+      .annotate(OpenApi.Summary, "List webhook endpoints (without secrets)")
+  )
+  .add(
+    HttpApiEndpoint.del("deleteWebhook", "/v1/webhooks/:webhook_id")
+      .setPath(WebhookIdPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint; its pending deliveries are dropped")
+  )
+  .add(
+    HttpApiEndpoint.post("testWebhook", "/v1/webhooks/:webhook_id/test")
+      .setPath(WebhookIdPath)
+      .addSuccess(Schema.Struct({ event_id: Schema.String, type: Schema.Literal("webhook.test") }), { status: 202 })
+      .annotate(OpenApi.Summary, "Send a webhook.test event to the endpoint, whatever its filter")
+  )
+  .add(
+    HttpApiEndpoint.get("webhookDeliveries", "/v1/webhooks/:webhook_id/deliveries")
+      .setPath(WebhookIdPath)
+      .addSuccess(Schema.Struct({ data: Schema.Array(WebhookDelivery) }))
+      .annotate(OpenApi.Summary, "The endpoint's deliveries, newest first")
+  )
+  .addError(TaskBadRequest)
+  .addError(TaskNotFound)
+  .addError(TaskRateLimited)
+  .middleware(TaskAuthorization)
+  .annotateContext(OpenApi.annotations({
+    description: "Tasks across models, and signed webhooks (Standard Webhooks) on task changes"
+  }))
+
 /** Path parameter of the retrieval endpoints. */
 export const TaskIdPath = Schema.Struct({ task_id: Schema.UUID })
 
@@ -166,6 +276,25 @@ const taskGroup = (entry: ModelEntry.TaskEntry) =>
           OpenApi.Description,
           `The task's state (pending, processing, completed, failed). Completed: \`${entry.result}\` holds signed URLs of the results. Failed: \`task_info.error\` {code, title, detail}, code 400 when the vendor refused the request, 3001 for execution errors and deadline expiry. Another tenant's task is a 404.`
         )
+    )
+    .add(
+      HttpApiEndpoint.get("events", asPath(`${entry.path}/:task_id/events`))
+        .setPath(TaskIdPath)
+        .addSuccess(TaskEventStream)
+        .annotate(OpenApi.Summary, "Stream the task's state changes (server-sent events)")
+        .annotate(
+          OpenApi.Description,
+          "One frame per change (`id: <sequence>`, `event: task.pending|task.processing|task.completed|task.failed`, " +
+            "`data:` {model, url, task_info, videos|images, progress?}); the current state first unless `Last-Event-ID` " +
+            "resumes after a sequence; `: keep-alive` every 15 s; ends after the terminal frame."
+        )
+    )
+    .add(
+      HttpApiEndpoint.post("cancel", asPath(`${entry.path}/:task_id/cancel`))
+        .setPath(TaskIdPath)
+        .addSuccess(entry.result === "videos" ? VideoTaskResult : ImageTaskResult)
+        .addError(TaskFinished)
+        .annotate(OpenApi.Summary, "Cancel a task: it ends failed with error 499 Canceled; 409 when already finished")
     )
     .addError(TaskBadRequest)
     .addError(TaskForbidden)
@@ -217,8 +346,10 @@ const openAiGroup = (entry: ModelEntry.ModelEntry) => (entry.kind === "responses
 export type TaskGroup = ReturnType<typeof taskGroup>
 /** A chat or responses entry's group. */
 export type OpenAiGroup = ReturnType<typeof openAiGroup>
-/** The API of a list of entries; group names are entry ids. */
-export type GenwayApi = HttpApi.HttpApi<"genway", TaskGroup | OpenAiGroup, HttpApiError.HttpApiDecodeError>
+/** The group of the listing and webhooks routes. */
+export type TasksGroup = typeof tasksGroup
+/** The API of a list of entries; group names are entry ids (plus `tasks`). */
+export type GenwayApi = HttpApi.HttpApi<"genway", TaskGroup | OpenAiGroup | TasksGroup, HttpApiError.HttpApiDecodeError>
 
 /**
  * Builds the API of the given entries. Several chat entries share `/v1/chat/completions`: only
@@ -234,6 +365,7 @@ export const makeApi = (entries: ReadonlyArray<ModelEntry.ModelEntry>): GenwayAp
     })
   )
   const paths = new Set<string>()
+  api = api.add(tasksGroup)
   for (const entry of entries) {
     if (paths.has(entry.path)) continue
     paths.add(entry.path)

@@ -27,6 +27,7 @@ const stateOf = (status: string) => (Object.hasOwn(statusTable, status) ? status
 const VideoObject = Schema.Struct({
   id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_.-]{1,200}$/)),
   status: Schema.String,
+  progress: Schema.optional(Schema.NullOr(Schema.Number)),
   error: Schema.optional(
     Schema.NullOr(
       Schema.Struct({
@@ -143,10 +144,12 @@ export const make = (upstream: Upstream): Protocols.TaskProtocol => {
       const video = decodeVideo(reply.text)
       if (video._tag === "None") return yield* new VendorAdapter.Retryable({ reason: "vendor-a: unreadable video status" })
       const pollAfter = pollAfterOf(reply.headers)
+      const progress = video.value.progress
       const running = (status: "pending" | "processing"): VendorAdapter.PollOutcome => ({
         _tag: "Running",
         status,
-        ...(pollAfter !== undefined ? { pollAfter } : {})
+        ...(pollAfter !== undefined ? { pollAfter } : {}),
+        ...(typeof progress === "number" && progress >= 0 && progress <= 100 ? { progress } : {})
       })
       const state = stateOf(video.value.status)
       switch (state) {

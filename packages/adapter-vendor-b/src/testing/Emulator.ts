@@ -161,7 +161,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         task.failure = { code: fault.code ?? "InternalError.Algo", message: fault.message ?? "Algorithm process error." }
         task.status = "FAILED"
       }
-      if (task.status !== "SUCCEEDED" && task.status !== "FAILED") {
+      if (task.status !== "SUCCEEDED" && task.status !== "FAILED" && task.status !== "CANCELED") {
         task.status = isDue(task, now()) ? (task.failure !== undefined ? "FAILED" : "SUCCEEDED") : task.polls === 1 ? "PENDING" : "RUNNING"
       }
       if ((task.status === "SUCCEEDED" || task.status === "FAILED") && task.endedAt === undefined) task.endedAt = now()
@@ -188,6 +188,21 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       }
       const usage = task.result === "video" ? { video_count: 1, duration: 5 } : { image_count: mediaUrls(task).length }
       return { _tag: "Json", status: 200, body: { request_id: randomUUID(), output, usage } }
+    }
+
+    // `POST /api/v1/tasks/{id}/cancel`: only a task still PENDING (never polled past it) stops.
+    const cancel = (request: LoggedRequest): Server.Reply => {
+      const match = /^\/api\/v1\/tasks\/([^/]+)\/cancel$/.exec(request.path)
+      if (request.method !== "POST" || match === null) return error(404, "NotFound", "No such API.")
+      if (!authorized(request)) return error(401, "InvalidApiKey", "Invalid API-key provided.")
+      const task = tasks.get(decodeURIComponent(match[1]!))
+      if (task === undefined) return error(404, "NotFound", "The task does not exist.")
+      if (task.status !== "PENDING") {
+        return error(400, "UnsupportedOperation", "Failed to cancel the task, please confirm if the task is in PENDING status.")
+      }
+      task.status = "CANCELED"
+      task.endedAt = now()
+      return { _tag: "Json", status: 200, body: { request_id: randomUUID() } }
     }
 
     const media = (request: LoggedRequest): Server.Reply => {
@@ -220,7 +235,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
             return undefined
         }
       },
-      answer: { submit: create, poll: query, download: media, other: () => error(404, "NotFound", "No such API.") }
+      answer: { submit: create, poll: query, download: media, other: cancel }
     })
     origin = server.origin
 

@@ -20,6 +20,8 @@ import * as Responses from "../responses/Http.js"
 import * as System from "./System.js"
 import * as Tasks from "../tasks/Http.js"
 import * as Observability from "../observability/Http.js"
+import * as TaskRoutes from "../tasks/Routes.js"
+import * as Webhooks from "../webhooks/Http.js"
 
 /** Applies a surface's error shape to a handler (re-exported for the surfaces' modules). */
 export { handle } from "./Handle.js"
@@ -36,6 +38,8 @@ export type Services =
   | Responses.Services
   | Effect.Effect.Context<typeof Observability.metrics>
   | Admin.Services
+  | Webhooks.Services
+  | TaskRoutes.Services
 
 /** The router for a list of entries. */
 export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
@@ -51,6 +55,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   )
   r = Responses.mount(Chat.mount(r, entries), entries)
   r = Admin.mount(r)
+  r = TaskRoutes.mount(Webhooks.mount(r), entries)
   for (const entry of entries) {
     if (!ModelEntry.isTaskEntry(entry)) continue
     r = r.pipe(

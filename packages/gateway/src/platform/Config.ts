@@ -45,6 +45,11 @@ export interface GatewaySettings {
   readonly adminToken: Option.Option<Redacted.Redacted<string>>
   /** `GATEWAY_REDIS_URL`: rate-limit counters shared by replicas; unset, counted in process. */
   readonly redisUrl: Option.Option<Redacted.Redacted<string>>
+  /** Delays between webhook delivery attempts (DESIGN.md §8), milliseconds. */
+  readonly webhookRetryMs: ReadonlyArray<number>
+  /** Allow `http` webhook URLs, and loopback/private addresses (tests, private networks). */
+  readonly webhookAllowInsecure: boolean
+  readonly webhookAllowPrivate: boolean
 }
 
 /** The settings in force. */
@@ -144,7 +149,15 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   adminToken: optional("GATEWAY_ADMIN_TOKEN", (raw) =>
     raw.length >= 16 ? Either.right(Redacted.make(raw)) : Either.left("must be at least 16 characters")),
   redisUrl: optional("GATEWAY_REDIS_URL", (raw) =>
-    /^rediss?:\/\//.test(raw) ? Either.right(Redacted.make(raw)) : Either.left("must be a redis:// or rediss:// URL"))
+    /^rediss?:\/\//.test(raw) ? Either.right(Redacted.make(raw)) : Either.left("must be a redis:// or rediss:// URL")),
+  webhookRetryMs: optional("GATEWAY_WEBHOOK_RETRY_MS", (raw) => {
+    const parts = raw.split(",").map((p) => p.trim())
+    return parts.every((p) => /^\d+$/.test(p))
+      ? Either.right(parts.map(Number))
+      : Either.left("must be comma-separated integer milliseconds")
+  }).pipe(Config.map(Option.getOrElse(() => [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]))),
+  webhookAllowInsecure: Config.boolean("GATEWAY_WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
+  webhookAllowPrivate: Config.boolean("GATEWAY_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -14,8 +14,9 @@ import type * as Redacted from "effect/Redacted"
 import * as path from "node:path"
 import init from "./migrations/0001_init.js"
 import responses from "./migrations/0002_responses.js"
-import taskCounts from "./migrations/0005_task_counts.js"
+import webhooks from "./migrations/0003_webhooks.js"
 import keys from "./migrations/0004_keys.js"
+import taskCounts from "./migrations/0005_task_counts.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 
@@ -23,6 +24,7 @@ const migrate = Migrator.make({})({
   loader: Migrator.fromRecord({
     "0001_init": init,
     "0002_responses": responses,
+    "0003_webhooks": webhooks,
     "0004_keys": keys,
     "0005_task_counts": taskCounts
   }),

@@ -186,7 +186,15 @@ const make = Effect.gen(function*() {
   /** Removes a task's spooled inputs (once it is finished). */
   const dropSpool = (taskId: string) => Effect.promise(() => fsp.rm(path.join(inputs, taskId), { recursive: true, force: true }))
 
-  return { signUrl, checkSignature, put, lookup, read, sweep, spool, unspool, dropSpool } as const
+  /** Deletes stored media that no task will reference (results of a task canceled meanwhile). */
+  const discard = (keys: ReadonlyArray<string>) =>
+    Effect.forEach(keys, (key) =>
+      Effect.zipRight(
+        Effect.promise(() => fsp.rm(fileOf(key), { force: true })),
+        sql`DELETE FROM media WHERE key = ${key}`
+      ), { discard: true })
+
+  return { signUrl, checkSignature, put, lookup, read, sweep, spool, unspool, dropSpool, discard } as const
 })
 
 /** The media store. */

@@ -65,7 +65,16 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
         const since = Number(task.upstreamRef.split(":")[2] ?? now)
         const elapsed = now - since
         if (elapsed < pendingFor) return { _tag: "Running", status: "pending", pollAfter: pendingFor - elapsed }
-        if (elapsed < delayMs) return { _tag: "Running", status: "processing", pollAfter: delayMs - elapsed }
+        if (elapsed < delayMs) {
+          // Reports its own progress, as a vendor would; polled again halfway through what is left.
+          const rest = delayMs - elapsed
+          return {
+            _tag: "Running",
+            status: "processing",
+            pollAfter: rest > 400 ? Math.ceil(rest / 2) : rest,
+            progress: Math.floor((100 * elapsed) / delayMs)
+          }
+        }
         const outcome = parseOutcome(task.hints[outcomeHeader])
         if (typeof outcome === "object" && outcome.failWith !== undefined) {
           return {
@@ -79,6 +88,8 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
         }
         return { _tag: "Completed", media: mediaFor(task.entry, task) }
       }),
+    // The sandbox stops a job at any stage.
+    cancel: () => Effect.succeed({ canceled: true }),
     download: (source) =>
       source._tag === "Bytes"
         ? Effect.succeed({ contentType: source.contentType, body: Stream.succeed(source.bytes) })

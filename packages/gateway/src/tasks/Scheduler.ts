@@ -4,6 +4,7 @@
  * of replicas run this loop against one database; leases and compare-and-set updates keep one
  * owner per task, and an expired lease (a dead replica) is simply claimed again.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Errors, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -20,6 +21,7 @@ import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
+import * as Progress from "./Progress.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
@@ -65,6 +67,7 @@ const make = Effect.gen(function*() {
   const vendors = yield* Vendors
   const settings = yield* Settings
   const registry = yield* Registry.Registry
+  const sql = yield* SqlClient.SqlClient
   const entries = new Map(registry.entries.map((e) => [e.id, e]))
   const owner = `worker-${randomUUID()}`
   const signal = yield* Queue.sliding<void>(1)
@@ -126,7 +129,9 @@ const make = Effect.gen(function*() {
   const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
     switch (outcome._tag) {
       case "Running":
-        return Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => store.update(
+        return Effect.zipRight(
+          outcome.progress === undefined ? Effect.void : Progress.record(task.id, outcome.progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore),
+          Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => store.update(
           task,
           {
             status: outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status,
@@ -136,7 +141,7 @@ const make = Effect.gen(function*() {
             leaseUntil: null
           },
           now
-        ))
+        )))
       case "Failed":
         return fail(task, now, outcome.error)
       case "Completed":
@@ -151,7 +156,14 @@ const make = Effect.gen(function*() {
               // The row changed when the lease was extended: errors are recorded against it.
               onFailure: (e) => onError(leased.value, now, e, false),
               onSuccess: (result) =>
-                finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`)
+                finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`).pipe(
+                  // Changed meanwhile (a cancel): the copies belong to no task and go.
+                  Effect.tap((done) =>
+                    Option.isNone(done)
+                      ? media.discard(result.flatMap((item) => ("media" in item ? [item.media] : [])))
+                      : Effect.void
+                  )
+                )
             })
           )
         })

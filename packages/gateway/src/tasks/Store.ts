@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
+import { TransitionHooks } from "./Hooks.js"
 
 /** Where the worker stands with the vendor. */
 export type SubmitState = "new" | "submitting" | "submitted"
@@ -113,6 +114,10 @@ const firstTask = (rows: ReadonlyArray<Record<string, unknown>>): Option.Option<
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Optional, so a store built without the hooks layer (tools, tests) simply has none.
+  const hooks = yield* Effect.serviceOption(TransitionHooks)
+  const runHooks = (task: Task, from: Task["status"] | null, at: number) =>
+    Option.isNone(hooks) ? Effect.void : hooks.value.run({ task, from, to: task.status, at })
 
   const event = (taskId: string, at: number, from: string | null, to: string, note: string | null) =>
     sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
@@ -140,6 +145,22 @@ const make = Effect.gen(function*() {
           return yield* new IdempotencyConflict({ existing: existing.value })
         }
       }
+      const created: Task = {
+        ...task,
+        status: "pending",
+        submitState: "new",
+        upstreamRef: null,
+        attempts: 0,
+        nextRunAt: now,
+        leaseOwner: null,
+        leaseUntil: null,
+        submittedAt: null,
+        updatedAt: now,
+        finishedAt: null,
+        error: null,
+        result: null,
+        version: 0
+      }
       const insert = sql.withTransaction(Effect.gen(function*() {
         // max_in_flight: counted under a per-key lock (SQLite has one writer), so exact across replicas.
         if (task.keyId != null && task.maxInFlight != null) {
@@ -156,6 +177,7 @@ const make = Effect.gen(function*() {
           ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0, ${task.keyId ?? null}
         )`
         yield* event(task.id, now, null, "pending", "created")
+        yield* runHooks(created, null, now)
       }))
       // Two creates racing with one idempotency key: the unique index lets one in; the other
       // answers as a repeat (or a conflict) of the winner.
@@ -175,22 +197,6 @@ const make = Effect.gen(function*() {
             ))
       )
       if (Option.isSome(lost)) return { task: lost.value, replay: true }
-      const created: Task = {
-        ...task,
-        status: "pending",
-        submitState: "new",
-        upstreamRef: null,
-        attempts: 0,
-        nextRunAt: now,
-        leaseOwner: null,
-        leaseUntil: null,
-        submittedAt: null,
-        updatedAt: now,
-        finishedAt: null,
-        error: null,
-        result: null,
-        version: 0
-      }
       yield* TaskMetrics.created(created)
       return { task: created, replay: false }
     })
@@ -257,7 +263,9 @@ const make = Effect.gen(function*() {
       if (next.status !== task.status || note !== undefined) {
         yield* event(task.id, now, task.status, next.status, note ?? null)
       }
-      return Option.some(fromRow(rows[0]!))
+      const updated = fromRow(rows[0]!)
+      if (next.status !== task.status) yield* runHooks(updated, task.status, now)
+      return Option.some(updated)
     }).pipe(
       sql.withTransaction,
       Effect.tap((o) => (Option.isSome(o) && o.value.status !== task.status ? TaskMetrics.transition(task, o.value, now) : Effect.void))
@@ -288,12 +296,35 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.succeed(0)
   })
 
+  /**
+   * A tenant's tasks, newest first (ties by id, descending), optionally of one entry and status,
+   * strictly after the `after` position; at most `limit`.
+   */
+  const list = (
+    tenant: string,
+    filter: {
+      readonly entryId?: string | undefined
+      readonly status?: string | undefined
+      readonly after?: { readonly createdAt: number; readonly id: string } | undefined
+    },
+    limit: number
+  ) =>
+    sql`SELECT * FROM tasks WHERE tenant = ${tenant}
+      ${filter.entryId !== undefined ? sql`AND entry_id = ${filter.entryId}` : sql``}
+      ${filter.status !== undefined ? sql`AND status = ${filter.status}` : sql``}
+      ${
+      filter.after !== undefined
+        ? sql`AND (created_at < ${filter.after.createdAt} OR (created_at = ${filter.after.createdAt} AND id < ${filter.after.id}))`
+        : sql``
+    }
+      ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(fromRow)))
+
   /** Counts tasks by status (for `/readyz` and metrics). */
   const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded, inFlight } as const
+  return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, inFlight } as const
 })
 
 /** The task store. */

@@ -1,0 +1,73 @@
+/**
+ * Webhooks with two replicas on one PostgreSQL database: each event is delivered, once per
+ * endpoint, whichever replica's worker claims it. Skipped (saying so) without
+ * `GATEWAY_TEST_DATABASE_URL`.
+ */
+import { Registry } from "@genway/registry"
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import { randomUUID } from "node:crypto"
+import { Scheduler } from "../src/tasks/Scheduler.js"
+import { TaskStore } from "../src/tasks/Store.js"
+import { Webhooks } from "../src/webhooks/Webhooks.js"
+import { tempDir } from "./harness.js"
+import * as Pg from "./pg.js"
+import { receiver } from "./receiver.js"
+
+describe.skipIf(!Pg.available("webhooks.postgres.test.ts"))("webhooks on PostgreSQL, two replicas", () => {
+  it.scoped("each event is delivered exactly once per endpoint, none lost", () =>
+    Effect.gen(function*() {
+      const { replica } = yield* Pg.privateSchema
+      const dataDir = tempDir()
+      const open = { webhookAllowInsecure: true, webhookAllowPrivate: true }
+      const a = yield* Layer.build(replica(dataDir, open))
+      const b = yield* Layer.build(replica(dataDir, open))
+      const hook = yield* receiver()
+      const endpoint = yield* Context.get(a, Webhooks).create("t", { url: hook.url, events: ["task.processing", "task.completed"], description: null })
+      hook.secret = endpoint.secret
+      const store = Context.get(a, TaskStore)
+      const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+      const ids: Array<string> = []
+      for (let i = 0; i < 15; i++) {
+        const id = randomUUID()
+        ids.push(id)
+        yield* store.create({
+          id,
+          tenant: "t",
+          entryId: entry.id,
+          vendor: entry.vendor,
+          mode: "sandbox",
+          request: JSON.stringify({ prompt: `p${i}` }),
+          hints: {},
+          idempotencyKey: null,
+          requestHash: null,
+          upstreamModel: entry.upstream.model,
+          deadlineAt: 10_000_000,
+          createdAt: 0
+        }, 0)
+      }
+      const both = <A, E>(f: (ctx: Context.Context<any>) => Effect.Effect<A, E>) => Effect.all([f(a), f(b)], { concurrency: 2 })
+      const work = both((ctx) => Context.get(ctx, Scheduler).runOnce)
+      const deliver = both((ctx) => Context.get(ctx, Webhooks).deliverDue)
+      yield* work
+      for (const step of ["200 millis", "1 second", "1 second", "1 second"] as const) {
+        yield* TestClock.adjust(step)
+        yield* work
+        yield* deliver
+      }
+      yield* deliver
+      const payloads = hook.received.map((r) => {
+        assert.isTrue(r.verified.ok)
+        return { id: r.id, ...(r.verified as any).payload }
+      })
+      assert.strictEqual(payloads.length, 30)
+      assert.strictEqual(new Set(payloads.map((p) => p.id)).size, 30)
+      for (const id of ids) {
+        const types = payloads.filter((p) => p.data.task_info.id === id).map((p) => p.type).sort()
+        assert.deepStrictEqual(types, ["task.completed", "task.processing"], id)
+      }
+    }), 60_000)
+})
