@@ -92,7 +92,7 @@ export const adapterError = (scrub: (text: string) => string) => (error: VendorA
   }
 }
 
-/** A task adapter whose every error text (submit, reconcile, poll, failed task, download) is scrubbed. */
+/** A task adapter whose every error text (submit, reconcile, cancel, poll, failed task, download) is scrubbed. */
 export const taskAdapter = (adapter: VendorAdapter.VendorAdapter, scrub: (text: string) => string): VendorAdapter.VendorAdapter => {
   const mapError = adapterError(scrub)
   return {
@@ -100,6 +100,17 @@ export const taskAdapter = (adapter: VendorAdapter.VendorAdapter, scrub: (text: 
     submit: (task) => Effect.mapError(adapter.submit(task), mapError),
     ...(adapter.reconcile !== undefined
       ? { reconcile: (task: VendorAdapter.UpstreamTask) => Effect.mapError(adapter.reconcile!(task), mapError) }
+      : {}),
+    ...(adapter.cancel !== undefined
+      ? {
+        cancel: (task: VendorAdapter.UpstreamTask & { readonly upstreamRef: string }) =>
+          adapter.cancel!(task).pipe(
+            Effect.map((o): VendorAdapter.CancelOutcome =>
+              o.reason === undefined ? o : { canceled: o.canceled, reason: scrub(o.reason) }
+            ),
+            Effect.mapError(mapError)
+          )
+      }
       : {}),
     poll: (task) =>
       adapter.poll(task).pipe(

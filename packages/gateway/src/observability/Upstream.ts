@@ -102,12 +102,16 @@ const labelled = <A, E, R>(vendor: string, operation: string, effect: Effect.Eff
 export const instrumentAdapter = (adapter: VendorAdapter.VendorAdapter): VendorAdapter.VendorAdapter => {
   const v = adapter.vendor
   const reconcile = adapter.reconcile
+  const cancel = adapter.cancel
   return {
     ...adapter,
     submit: (task) => labelled(v, "submit", adapter.submit(task)),
     poll: (task) => labelled(v, "poll", adapter.poll(task)),
     download: (source) => labelled(v, "download", adapter.download(source)),
-    ...(reconcile !== undefined ? { reconcile: (task: VendorAdapter.UpstreamTask) => labelled(v, "reconcile", reconcile(task)) } : {})
+    ...(reconcile !== undefined ? { reconcile: (task: VendorAdapter.UpstreamTask) => labelled(v, "reconcile", reconcile(task)) } : {}),
+    ...(cancel !== undefined
+      ? { cancel: (task: VendorAdapter.UpstreamTask & { readonly upstreamRef: string }) => labelled(v, "cancel", cancel(task)) }
+      : {})
   }
 }
 
