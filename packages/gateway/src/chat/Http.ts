@@ -232,9 +232,10 @@ const streamed = (
 
 /** `POST <path>` for the chat entries sharing that path. */
 export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
-  const byModel = new Map(entries.map((e) => [e.model, e] as const))
+  // The listed id (`vendor-d/<model>`) and the bare model name both select an entry.
+  const byModel = new Map(entries.flatMap((e) => [[e.model, e], [e.id, e]] as const))
   const maxBodyBytes = Math.max(...entries.map((e) => e.maxBodyBytes))
-  const names = [...byModel.keys()].join(", ")
+  const names = entries.map((e) => e.id).join(", ")
   return Effect.gen(function*() {
     yield* authenticate
     const json = yield* readJson(maxBodyBytes)

@@ -29,6 +29,8 @@ export interface GatewaySettings {
   /** How many tasks one worker pass claims, and how many it runs at once. */
   readonly workerBatch: number
   readonly workerConcurrency: number
+  /** Origins allowed to call from a browser (`GATEWAY_CORS_ORIGINS`, `*` for any); empty: no CORS. */
+  readonly corsOrigins?: ReadonlyArray<string>
 }
 
 /** The settings in force. */
@@ -94,7 +96,14 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   workerConcurrency: Config.integer("GATEWAY_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "GATEWAY_WORKER_CONCURRENCY must be >= 1", validation: (n) => n >= 1 }),
     Config.withDefault(64)
-  )
+  ),
+  corsOrigins: optional("GATEWAY_CORS_ORIGINS", (raw) => {
+    const list = raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+    const bad = list.find((o) => o !== "*" && !/^https?:\/\/[^/\s]+\/?$/i.test(o))
+    return bad === undefined
+      ? Either.right(list)
+      : Either.left(`must be a comma-separated list of origins such as https://app.example.com (or *); got ${bad}`)
+  }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => [])))
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,
