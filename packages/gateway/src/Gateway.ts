@@ -16,6 +16,8 @@ import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
 import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
+import * as DataDirLock from "./platform/DataDirLock.js"
+import * as Drain from "./http/Drain.js"
 import * as Server from "./http/Server.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
 import * as MediaStore from "./platform/MediaStore.js"
@@ -70,17 +72,37 @@ export const services = <E, R, E2, R2>(
 /** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */
 export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) =>
   Layer.mergeAll(Scheduler.layerWorker, ResponsesService.layerWorker, Sweeper.layer, requireLive).pipe(
-    Layer.provideMerge(services(liveAdapters, Models.layer))
+    Layer.provideMerge(services(liveAdapters, Models.layer)),
+    // Taken before the database opens: a second process on one SQLite data directory stops here.
+    Layer.provideMerge(DataDirLock.layer)
   )
 
-/** The HTTP server on the settings' host and port, serving the registry's routes. */
+/**
+ * The HTTP server on the settings' host and port, serving the registry's routes. A port in use is
+ * a one-line startup error; at shutdown requests in flight finish first (`Drain`).
+ */
 export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   const app = yield* Server.app
-  return HttpServer.serve(app).pipe(
-    Layer.provide(NodeHttpServer.layer(() => createServer({ keepAliveTimeout: 65_000 }), { port: settings.port, host: settings.host }))
+  const server = createServer({ keepAliveTimeout: 65_000 })
+  const listener = NodeHttpServer.layer(() => server, { port: settings.port, host: settings.host }).pipe(
+    Layer.catchAll((e) => Layer.fail(listenError(e.cause, settings.host, settings.port)))
   )
+  return Drain.layer(server).pipe(Layer.provideMerge(HttpServer.serve(app)), Layer.provide(listener))
 }))
+
+/** Why the listener could not start, in the operator's words. */
+const listenError = (cause: unknown, host: string, port: number) => {
+  const code = (cause as { readonly code?: unknown } | undefined)?.code
+  const message = code === "EADDRINUSE"
+    ? `port ${port} is in use (another process listens on ${host}:${port}); stop it or set PORT to another port`
+    : code === "EACCES"
+    ? `not allowed to listen on ${host}:${port}; use a port above 1023 or run with the needed rights`
+    : code === "EADDRNOTAVAIL"
+    ? `cannot listen on ${host}:${port}: HOST is not an address of this machine`
+    : `cannot listen on ${host}:${port}: ${(cause as Error | undefined)?.message ?? String(cause)}`
+  return new StartupError({ message })
+}
 
 /** The whole gateway with the live adapters of the environment (settings provided by the caller). */
 export const layer = http.pipe(Layer.provideMerge(core(LiveAdapters.fromEnvironment)))

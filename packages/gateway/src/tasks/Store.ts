@@ -260,12 +260,18 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.succeed(0)
   })
 
+  /** Releases the leases `owner` holds (at shutdown), so another worker takes its tasks at once. */
+  const releaseLeasesOf = (owner: string) =>
+    sql`UPDATE tasks SET lease_owner = NULL, lease_until = NULL, version = version + 1 WHERE lease_owner = ${owner}`.pipe(
+      Effect.asVoid
+    )
+
   /** Counts tasks by status (for `/readyz` and metrics). */
   const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded } as const
+  return { create, find, findById, claimDue, update, events, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
 })
 
 /** The task store. */
