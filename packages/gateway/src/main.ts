@@ -8,6 +8,7 @@ import * as Cli from "./cli/Cli.js"
 import * as Report from "./cli/Report.js"
 
 // Failures are printed by `Report` (one line each); Ctrl-C interrupts, shuts down and exits 0.
+Report.onRepeatedSignals()
 Cli.run(process.argv).pipe(
   Report.report,
   Report.withPlainConsole,

@@ -63,3 +63,23 @@ export const report = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<
       return Console.error(`genway: unexpected failure\n${Cause.pretty(cause)}`)
     })
   )
+
+/**
+ * Keeps a second SIGINT/SIGTERM from killing the process mid-shutdown: package runners (pnpm)
+ * forward the terminal's Ctrl-C to a process that already got it, and a process killed by that
+ * echo would turn a clean stop into a reported failure. Shutdown is bounded instead: if it has not
+ * ended `hardStopMs` after the first signal, the process exits with code 1.
+ */
+export const onRepeatedSignals = (hardStopMs = 15_000) => {
+  let first = true
+  const onSignal = () => {
+    if (!first) return
+    first = false
+    setTimeout(() => {
+      process.stderr.write(`genway: shutdown did not finish within ${hardStopMs / 1000} s; exiting\n`)
+      process.exit(1)
+    }, hardStopMs).unref()
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+}
