@@ -5,6 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { SampleMedia } from "@genway/core"
 import OpenAI from "openai"
 import * as Chat from "./chatHarness.js"
 import * as Harness from "./harness.js"
@@ -89,6 +90,31 @@ describe("OpenAI compatibility", () => {
       Effect.gen(function*() {
         const r = yield* fetchRaw("/healthz", { headers: { origin: "https://app.example.com" } })
         assert.isNull(r.headers.get("access-control-allow-origin"))
+      }))
+
+    it.effect("inline images as a data URL or raw Base64 everywhere; E3 no longer requires `model` in the body", () =>
+      Effect.gen(function*() {
+        const png = (w: number, h: number) => Buffer.from(SampleMedia.png(w, h, 3)).toString("base64")
+        const e8 = "/vendors/vendor-c/v1/clip-v2.6/image-to-video/generation"
+        for (const image of [png(400, 400), `data:image/png;base64,${png(400, 400)}`]) {
+          const r = yield* Harness.send(Harness.post(e8, { image, prompt: "waves", duration: 5 }))
+          assert.strictEqual(r.status, 202, JSON.stringify(r.json))
+        }
+        const e3 = "/vendors/vendor-b/v1/vid2.1-vace-plus/generation"
+        const body = { function: "image_reference", prompt: "a dancer", ref_images_url: [png(400, 400)] }
+        const r3 = yield* Harness.send(Harness.post(e3, body))
+        assert.strictEqual(r3.status, 202, JSON.stringify(r3.json))
+        const wrong = yield* Harness.send(Harness.post(e3, { ...body, model: "vid2.5-t2v-preview" }))
+        assert.strictEqual(wrong.status, 400)
+        assert.strictEqual(wrong.json.error.param, "model")
+        const client = yield* Chat.openai()
+        const raw = yield* Effect.promise(() =>
+          client.chat.completions.create({
+            model: listed,
+            messages: [{ role: "user", content: [{ type: "text", text: "edit" }, { type: "image_url", image_url: { url: png(64, 64) } }] }]
+          })
+        )
+        assert.strictEqual(raw.choices.length, 1)
       }))
 
     it.effect("a pending task's retrieve carries Retry-After from its cadence", () =>

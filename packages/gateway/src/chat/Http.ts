@@ -84,9 +84,13 @@ export const toChatRequest = (
       }
       const param = `messages[${i}].content[${j}].image_url.url`
       const ref = Media.classifyImageRef(part.image_url.url)
-      if (ref?._tag !== "DataUrl") return Either.left(httpError(400, "must be a data URL (data:<media_type>;base64,<data>)", { param }))
+      if (ref?._tag !== "DataUrl" && ref?._tag !== "Base64") {
+        return Either.left(httpError(400, "must be a data URL (data:<media_type>;base64,<data>) or raw Base64", { param }))
+      }
       const facts = images.get(param)
-      parts.push({ _tag: "Image", mimeType: facts === undefined ? ref.mediaType : mimeTypes[facts.format], base64: ref.base64 })
+      const mimeType = facts !== undefined ? mimeTypes[facts.format] : ref._tag === "DataUrl" ? ref.mediaType : undefined
+      if (mimeType === undefined) return Either.left(httpError(400, "must be a JPEG, PNG or WebP image", { param }))
+      parts.push({ _tag: "Image", mimeType, base64: ref.base64 })
     }
     messages.push({ role: message.role, parts })
   }

@@ -72,7 +72,7 @@ export const imageModel25FlashImagePreview: ModelEntry.ModelEntry<typeof chatReq
   rules: [oneChoice],
   images: [{
     field: "messages[].content[].image_url.url",
-    accept: { url: false, dataUrl: true, rawBase64: false },
+    accept: { url: false, dataUrl: true, rawBase64: true },
     formats: ["jpeg", "png", "webp"],
     maxBytes: TEN_MB
   }],
