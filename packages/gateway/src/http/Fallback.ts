@@ -28,7 +28,8 @@ export const make = (
   return (method: string, path: string): HttpServerResponse.HttpServerResponse => {
     const surface = isOpenAi(path) ? "openai" : "task"
     const methods = new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))
-    if (methods.size > 0 && !methods.has("*")) {
+    // A path the router could not take under its own method (an undecodable one) is simply unknown.
+    if (methods.size > 0 && !methods.has("*") && !methods.has(method)) {
       const allow = [...methods].sort().join(", ")
       return render(
         httpError(405, `${method} is not allowed on ${path}; allowed: ${allow}`, { headers: { allow }, openAiCode: "method_not_allowed" }),
