@@ -27,7 +27,7 @@ export const make = (
   const isOpenAi = (path: string) => openAiPrefixes.some((p) => path === p || path.startsWith(`${p}/`))
   return (method: string, path: string): HttpServerResponse.HttpServerResponse => {
     const surface = isOpenAi(path) ? "openai" : "task"
-    const methods = new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))
+    const methods = new Set<string>(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))
     // A path the router could not take under its own method (an undecodable one) is simply unknown.
     if (methods.size > 0 && !methods.has("*") && !methods.has(method)) {
       const allow = [...methods].sort().join(", ")
