@@ -42,12 +42,16 @@ export const CompletionUsage = Schema.Struct({
 /** Non-streaming usage. */
 export type CompletionUsage = typeof CompletionUsage.Type
 
-/** A chat completion (SPEC.md §2.4), with OpenAI's `id`, `object`, `created` and `model`. */
+/**
+ * A chat completion (SPEC.md §2.4), with OpenAI's `id`, `object`, `created`, `model` and
+ * `system_fingerprint`.
+ */
 export const ChatCompletion = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("chat.completion"),
   created: Schema.Int,
   model: Schema.String,
+  system_fingerprint: Schema.String,
   choices: Schema.Array(Schema.Struct({
     index: Schema.Int,
     finish_reason: Schema.String,
@@ -283,6 +287,7 @@ export const completion = (meta: CompletionMeta, result: ChatResult): ChatComple
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
+    system_fingerprint: meta.systemFingerprint,
     choices: [{
       index: 0,
       finish_reason: result.finishReason,

@@ -19,6 +19,8 @@ import * as ChatService from "./chat/Service.js"
 import { Settings } from "./platform/Config.js"
 import * as Database from "./platform/Database.js"
 import * as BodyLimits from "./http/Limits.js"
+import * as DataDirLock from "./platform/DataDirLock.js"
+import * as Drain from "./http/Drain.js"
 import * as Server from "./http/Server.js"
 import * as ServerTiming from "./http/ServerTiming.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
@@ -83,21 +85,40 @@ export const services = <E, R, E2, R2>(
 /** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */
 export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>) =>
   Layer.mergeAll(Scheduler.layerWorker, ResponsesService.layerWorker, Webhooks.layerWorker, Sweeper.layer, requireLive).pipe(
-    Layer.provideMerge(services(liveAdapters, Models.layer))
+    Layer.provideMerge(services(liveAdapters, Models.layer)),
+    // Taken before the database opens: a second process on one SQLite data directory stops here.
+    Layer.provideMerge(DataDirLock.layer)
   )
 
-/** The HTTP server on the settings' host and port, serving the registry's routes. */
+/**
+ * The HTTP server on the settings' host and port, serving the registry's routes. A port in use is
+ * a one-line startup error; at shutdown requests in flight finish first (`Drain`).
+ */
 export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   const app = yield* Server.app
   // Without a trace exporter no server span is made per request (DESIGN.md §11: nothing
   // measurable is spent when tracing is unset); it cost a URL parse and header redaction each time.
   const exporting = Option.isSome(settings.otlpEndpoint)
-  return HttpServer.serve(app).pipe(
-    HttpMiddleware.withTracerDisabledWhen(() => !exporting),
-    Layer.provide(NodeHttpServer.layer(() => createServer(BodyLimits.serverOptions(settings)), { port: settings.port, host: settings.host }))
+  const server = createServer(BodyLimits.serverOptions(settings))
+  const listener = NodeHttpServer.layer(() => server, { port: settings.port, host: settings.host }).pipe(
+    Layer.catchAll((e) => Layer.fail(listenError(e.cause, settings.host, settings.port)))
   )
+  return Drain.layer(server).pipe(Layer.provideMerge(HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))), Layer.provide(listener))
 }))
+
+/** Why the listener could not start, in the operator's words. */
+const listenError = (cause: unknown, host: string, port: number) => {
+  const code = (cause as { readonly code?: unknown } | undefined)?.code
+  const message = code === "EADDRINUSE"
+    ? `port ${port} is in use (another process listens on ${host}:${port}); stop it or set PORT to another port`
+    : code === "EACCES"
+    ? `not allowed to listen on ${host}:${port}; use a port above 1023 or run with the needed rights`
+    : code === "EADDRNOTAVAIL"
+    ? `cannot listen on ${host}:${port}: HOST is not an address of this machine`
+    : `cannot listen on ${host}:${port}: ${(cause as Error | undefined)?.message ?? String(cause)}`
+  return new StartupError({ message })
+}
 
 /** The whole gateway with the live adapters of the environment (settings provided by the caller). */
 export const layer = http.pipe(Layer.provideMerge(core(LiveAdapters.fromEnvironment)))

@@ -80,9 +80,13 @@ export const toChatRequest = (
       }
       const param = `messages[${i}].content[${j}].image_url.url`
       const ref = Media.classifyImageRef(part.image_url.url)
-      if (ref?._tag !== "DataUrl") return Either.left(httpError(400, "must be a data URL (data:<media_type>;base64,<data>)", { param }))
+      if (ref?._tag !== "DataUrl" && ref?._tag !== "Base64") {
+        return Either.left(httpError(400, "must be a data URL (data:<media_type>;base64,<data>) or raw Base64", { param }))
+      }
       const facts = images.get(param)
-      parts.push({ _tag: "Image", mimeType: facts === undefined ? ref.mediaType : mimeTypes[facts.format], base64: ref.base64 })
+      const mimeType = facts !== undefined ? mimeTypes[facts.format] : ref._tag === "DataUrl" ? ref.mediaType : undefined
+      if (mimeType === undefined) return Either.left(httpError(400, "must be a JPEG, PNG or WebP image", { param }))
+      parts.push({ _tag: "Image", mimeType, base64: ref.base64 })
     }
     messages.push({ role: message.role, parts })
   }
@@ -228,9 +232,10 @@ const streamed = (
 
 /** `POST <path>` for the chat entries sharing that path. */
 export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
-  const byModel = new Map(entries.map((e) => [e.model, e] as const))
+  // The listed id (`vendor-d/<model>`) and the bare model name both select an entry.
+  const byModel = new Map(entries.flatMap((e) => [[e.model, e], [e.id, e]] as const))
   const maxBodyBytes = Math.max(...entries.map((e) => e.maxBodyBytes))
-  const names = [...byModel.keys()].join(", ")
+  const names = entries.map((e) => e.id).join(", ")
   return Effect.gen(function*() {
     const principal = yield* authenticate
     const json = yield* readJson(maxBodyBytes, principal.tenant)

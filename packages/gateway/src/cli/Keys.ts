@@ -13,6 +13,7 @@ import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Shared from "./Shared.js"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Fields from "../admin/Fields.js"
@@ -31,6 +32,7 @@ export class KeysCliError extends Data.TaggedError("KeysCliError")<{ readonly me
 
 const keysLayer = Layer.mergeAll(ApiKeys.layer, Models.layer).pipe(
   Layer.provideMerge(Database.layer),
+  Layer.provideMerge(Shared.announceDatabase),
   Layer.provideMerge(Config.layer)
 )
 
@@ -171,7 +173,7 @@ const update = Command.make("update", { id: Args.text({ name: "id" }), ...limitF
       return yield* new KeysCliError({ message: "nothing to change: give at least one of --name --models --rpm --max-in-flight --expires-at --budget-usd --budget-period" })
     }
     const updated = yield* keys.update(id, fields)
-    if (Option.isNone(updated)) return yield* new KeysCliError({ message: `no active key ${id}` })
+    if (Option.isNone(updated)) return yield* new KeysCliError({ message: `no active key ${id}; \`genway keys list\` shows the keys` })
     yield* Console.log(describeKey(updated.value))
   }).pipe(Effect.provide(keysLayer))).pipe(
     Command.withDescription("Change a key's scopes and limits (only the flags given; `none` clears one). Servers apply it within 5 s.")
@@ -193,7 +195,7 @@ const rotate = Command.make(
       }
       const keys = yield* ApiKeys.ApiKeys
       const rotated = yield* keys.rotate(id, graceSeconds)
-      if (Option.isNone(rotated)) return yield* new KeysCliError({ message: `no active key ${id}` })
+      if (Option.isNone(rotated)) return yield* new KeysCliError({ message: `no active key ${id}; \`genway keys list\` shows the keys` })
       yield* Console.log(
         `id:    ${id}\ntoken: ${Redacted.value(rotated.value.token)}\nthe old token works until ${
           new Date(rotated.value.previousTokenExpiresAt).toISOString()
@@ -206,12 +208,12 @@ const revoke = Command.make("revoke", { id: Args.text({ name: "id" }) }, ({ id }
   Effect.gen(function*() {
     const keys = yield* ApiKeys.ApiKeys
     const done = yield* keys.revoke(id)
-    if (!done) return yield* new KeysCliError({ message: `no active key ${id}` })
+    if (!done) return yield* new KeysCliError({ message: `no active key ${id}; \`genway keys list\` shows the keys` })
     yield* Console.log(`revoked ${id}`)
   }).pipe(Effect.provide(keysLayer))).pipe(Command.withDescription("Revoke an API key."))
 
 /** `genway keys …`. */
 export const command = Command.make("keys").pipe(
   Command.withSubcommands([create, list, update, rotate, revoke]),
-  Command.withDescription("Manage API keys: scopes, limits, rotation.")
+  Command.withDescription(Shared.withSubcommandList("keys", "Manage API keys: scopes, limits, rotation.", [create, list, update, rotate, revoke]))
 )

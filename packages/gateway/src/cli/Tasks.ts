@@ -15,6 +15,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Shared from "./Shared.js"
 
 /** A client-side failure: its message is all the user sees. */
 export class TasksCliError extends Data.TaggedError("TasksCliError")<{ readonly message: string }> {
@@ -184,5 +185,7 @@ const cancel = Command.make(
 /** `genway tasks …`. */
 export const command = Command.make("tasks").pipe(
   Command.withSubcommands([list, watch, cancel]),
-  Command.withDescription("List, watch and cancel tasks of a running gateway (GENWAY_URL, GENWAY_TOKEN).")
+  Command.withDescription(
+    Shared.withSubcommandList("tasks", "List, watch and cancel tasks of a running gateway (GENWAY_URL, GENWAY_TOKEN).", [list, watch, cancel])
+  )
 )

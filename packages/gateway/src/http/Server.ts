@@ -12,10 +12,12 @@ import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import * as Admin from "../admin/Http.js"
 import * as Chat from "../chat/Http.js"
+import { Settings } from "../platform/Config.js"
+import * as Cors from "./Cors.js"
+import * as Fallback from "./Fallback.js"
 import * as Docs from "./Docs.js"
 import { handle } from "./Handle.js"
 import { requestUrl } from "./Request.js"
-import { httpError, render } from "./Errors.js"
 import * as Responses from "../responses/Http.js"
 import * as System from "./System.js"
 import * as Tasks from "../tasks/Http.js"
@@ -47,6 +49,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/healthz", System.healthz),
     HttpRouter.get("/readyz", handle("task", System.readyz)),
     HttpRouter.get("/v1/models", handle("openai", System.models)),
+    HttpRouter.get("/v1/models/*", handle("openai", System.model)),
     HttpRouter.get("/openapi.json", handle("task", Docs.openApiJson)),
     HttpRouter.get("/docs", handle("task", Docs.page)),
     HttpRouter.get("/playground", handle("task", Docs.playground)),
@@ -74,21 +77,24 @@ const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 /** The full application: registry routes, not-found handling, request ids. */
 export const app = Effect.gen(function*() {
   const registry = yield* Registry.Registry
-  const routes = Observability.instrumentRouter(router(registry.entries))
+  const base = router(registry.entries)
+  const routes = Observability.instrumentRouter(base)
   const observe = Observability.middleware(registry.entries)
   const tracing = yield* Observability.TracingEnabled
+  const notFound = Fallback.make(base, registry.entries)
+  const cors = Cors.make((yield* Settings).corsOrigins ?? [])
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const inbound = request.headers["x-request-id"]
     const requestId = inbound !== undefined && requestIdPattern.test(inbound) ? inbound : randomUUID()
-    const response = yield* routes.pipe(
-      Effect.catchTag("RouteNotFound", () =>
-        Effect.succeed(render(httpError(404, `no route for ${request.method} ${pathOf(request.url)}`), "task"))),
+    const preflight = cors?.preflight(request)
+    const response = preflight ?? (yield* routes.pipe(
+      Effect.catchTag("RouteNotFound", () => Effect.succeed(notFound(request.method, pathOf(request.url)))),
       observe,
       Effect.annotateLogs("request_id", requestId),
       // Without an exported tracer, skipping span bookkeeping keeps the hot path lean.
       tracing ? (e) => e : Effect.withTracerEnabled(false)
-    )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    ))
+    return HttpServerResponse.setHeader(cors === undefined ? response : cors.decorate(request, response), "x-request-id", requestId)
   }) satisfies HttpApp.Default<never, any>
 })

@@ -24,13 +24,19 @@ export const readyz = Database.ping.pipe(
   Effect.catchAll(() => httpError(503, "the database is not reachable"))
 )
 
+/**
+ * `created` of every listed model: when this gateway process started serving the registry (Unix
+ * seconds). The registry records no release dates, and 0 reads as "1970" in clients.
+ */
+const servingSince = Math.floor(Date.now() / 1000)
+
 const fmt = (d: Duration.DurationInput) => Duration.format(Duration.decode(d))
 
 /** The listing of one entry (also used at startup). */
 export const describe = (entry: ModelEntry.ModelEntry, mode: "live" | "sandbox") => ({
   id: entry.id,
   object: "model" as const,
-  created: 0,
+  created: servingSince,
   owned_by: entry.vendor,
   model: entry.model,
   endpoints: entry.endpoints,
@@ -61,6 +67,35 @@ export const models = Effect.gen(function*() {
     // A key with a model allow-list sees the models it may use.
     data: registry.entries.filter((e) => Limits.allows(principal, e.id)).map((e) => describe(e, vendors.modeOf(e.vendor)))
   })
+})
+
+/**
+ * An entry by the id `/v1/models` lists (`vendor-d/image-model-2.5-flash-image-preview`) or by its
+ * bare model name when no other entry shares it.
+ */
+export const findEntry = (entries: ReadonlyArray<ModelEntry.ModelEntry>, name: string): ModelEntry.ModelEntry | undefined => {
+  const byId = entries.find((e) => e.id === name)
+  if (byId !== undefined) return byId
+  const byModel = entries.filter((e) => e.model === name)
+  return byModel.length === 1 ? byModel[0] : undefined
+}
+
+/** `GET /v1/models/{id}`: one entry, as `/v1/models` lists it (the id's `/` may be sent as `%2F`). */
+export const model = Effect.gen(function*() {
+  yield* authenticate
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const raw = requestUrl(request.url)?.pathname.replace(/^\/v1\/models\//, "") ?? ""
+  const id = decodeURIComponent(raw)
+  const registry = yield* Registry.Registry
+  const vendors = yield* Vendors
+  const entry = findEntry(registry.entries, id)
+  if (entry === undefined) {
+    return yield* httpError(404, `The model '${id.slice(0, 200)}' does not exist; GET /v1/models lists the models`, {
+      param: "model",
+      openAiCode: "model_not_found"
+    })
+  }
+  return HttpServerResponse.unsafeJson(describe(entry, vendors.modeOf(entry.vendor)))
 })
 
 /** `GET /media/<key>?expires=&signature=`: a stored result, without a bearer token. */

@@ -50,6 +50,8 @@ export interface GatewaySettings {
   /** Allow `http` webhook URLs, and loopback/private addresses (tests, private networks). */
   readonly webhookAllowInsecure: boolean
   readonly webhookAllowPrivate: boolean
+  /** Origins allowed to call from a browser (`GATEWAY_CORS_ORIGINS`, `*` for any); empty: no CORS. */
+  readonly corsOrigins?: ReadonlyArray<string>
 }
 
 /** The settings in force. */
@@ -157,7 +159,14 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
       : Either.left("must be comma-separated integer milliseconds")
   }).pipe(Config.map(Option.getOrElse(() => [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]))),
   webhookAllowInsecure: Config.boolean("GATEWAY_WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
-  webhookAllowPrivate: Config.boolean("GATEWAY_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false))
+  webhookAllowPrivate: Config.boolean("GATEWAY_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  corsOrigins: optional("GATEWAY_CORS_ORIGINS", (raw) => {
+    const list = raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+    const bad = list.find((o) => o !== "*" && !/^https?:\/\/[^/\s]+\/?$/i.test(o))
+    return bad === undefined
+      ? Either.right(list)
+      : Either.left(`must be a comma-separated list of origins such as https://app.example.com (or *); got ${bad}`)
+  }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => [])))
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -1,33 +1,83 @@
 /**
  * The entries in force: the registry's, with the deployment's overrides from
- * `GATEWAY_MODELS_FILE` (JSON: `{ "<entry id>": { "upstreamModel", "enabled", "poll", "retention", "mirror" } }`).
+ * `GATEWAY_MODELS_FILE` (JSON or YAML: `{ "<entry id>": { "upstreamModel", "enabled", "poll",
+ * "retention", "mirror" } }`; the README documents every field). A file that does not fit stops
+ * startup with one line naming the entry, the field and what is expected.
  */
 import { Registry } from "@genway/registry"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
+import * as YAML from "yaml"
 import { Settings } from "./Config.js"
 
-const DurationText = Schema.String.pipe(
-  Schema.filter((s) => Option.isSome(Duration.decodeUnknown(s)), { message: () => 'must be a duration such as "10 seconds"' })
+const durationExpected = 'a duration such as "10 seconds", "500 millis" or "2 days"'
+
+const DurationText = Schema.String.annotations({ message: () => `must be ${durationExpected}` }).pipe(
+  Schema.filter((s) => Option.isSome(Duration.decodeUnknown(s)), { message: () => `must be ${durationExpected}` })
 )
 
-const Override = Schema.Struct({
-  upstreamModel: Schema.optional(Schema.String),
-  enabled: Schema.optional(Schema.Boolean),
-  poll: Schema.optional(Schema.Struct({
-    initial: Schema.optional(DurationText),
-    every: Schema.optional(Schema.Tuple(DurationText, DurationText)),
-    deadline: Schema.optional(DurationText)
-  })),
-  retention: Schema.optional(Schema.NullOr(DurationText)),
-  mirror: Schema.optional(Schema.Boolean)
-})
+/**
+ * A field's expectation, in place of the schema's own wording; `whole` also covers problems
+ * inside it (a tuple's missing element), otherwise those keep their own, more precise, message.
+ */
+const expecting = <A, I>(schema: Schema.Schema<A, I>, expected: string, whole = true): Schema.Schema<A, I> =>
+  schema.annotations({ message: () => ({ message: `must be ${expected}`, override: whole }) })
 
-const OverridesFile = Schema.Record({ key: Schema.String, value: Override })
+const Override = expecting(
+  Schema.Struct({
+    upstreamModel: Schema.optional(expecting(Schema.NonEmptyString, "a non-empty string (the vendor's model id)")),
+    enabled: Schema.optional(expecting(Schema.Boolean, "true or false")),
+    poll: Schema.optional(expecting(
+      Schema.Struct({
+        initial: Schema.optional(DurationText),
+        every: Schema.optional(expecting(
+          Schema.Tuple(DurationText, DurationText),
+          `a list of two durations [shortest, longest], e.g. ["10 seconds", "15 seconds"]`
+        )),
+        deadline: Schema.optional(DurationText)
+      }),
+      "an object with optional initial, every and deadline",
+      false
+    )),
+    retention: Schema.optional(Schema.NullOr(DurationText).annotations({ message: () => `must be ${durationExpected}, or null to keep media` })),
+    mirror: Schema.optional(expecting(Schema.Boolean, "true or false"))
+  }),
+  "an object with optional upstreamModel, enabled, poll, retention, mirror",
+  false
+)
+
+const OverridesFile = expecting(
+  Schema.Record({ key: Schema.String, value: Override }),
+  'an object keyed by entry id (as GET /v1/models lists them), e.g. {"vendor-b/vid2.5-t2v-preview": {"enabled": false}}',
+  false
+)
+
+const show = (value: unknown) => {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+}
+
+/** The first problem of a decode, in one line: the entry, the field, the expectation, the value. */
+const describeIssue = (file: string, error: ParseResult.ParseError, input: unknown): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue === undefined) return `GATEWAY_MODELS_FILE ${file}: ${error.message}`
+  const [entry, ...field] = issue.path.map(String)
+  let actual: unknown = input
+  for (const key of issue.path) actual = typeof actual === "object" && actual !== null ? (actual as any)[key] : undefined
+  const message = issue._tag === "Unexpected"
+    ? "is not a known field (allowed: upstreamModel, enabled, poll.initial, poll.every, poll.deadline, retention, mirror)"
+    : issue._tag === "Missing"
+    ? "is missing"
+    : `${issue.message}${issue.message.startsWith("must") ? `; got ${show(actual)}` : ""}`
+  if (entry === undefined) return `GATEWAY_MODELS_FILE ${file}: the file ${message}`
+  if (field.length === 0) return `GATEWAY_MODELS_FILE ${file}: entry "${entry}" ${message}`
+  return `GATEWAY_MODELS_FILE ${file}: entry "${entry}", field ${field.join(".")} ${message}`
+}
 
 /** A models file could not be used. */
 export class ModelsFileError extends Schema.TaggedError<ModelsFileError>()("ModelsFileError", { message: Schema.String }) {}
@@ -39,12 +89,17 @@ export const readOverrides = (file: string) =>
       try: () => fs.readFileSync(file, "utf8"),
       catch: (e) => new ModelsFileError({ message: `GATEWAY_MODELS_FILE: cannot read ${file}: ${(e as Error).message}` })
     })
+    // JSON by default, YAML for .yaml/.yml (YAML also reads JSON, but JSON's messages are clearer).
+    const yaml = /\.ya?ml$/i.test(file)
     const json = yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: (e) => new ModelsFileError({ message: `GATEWAY_MODELS_FILE: ${file} is not valid JSON: ${(e as Error).message}` })
+      try: () => (yaml ? YAML.parse(text) : JSON.parse(text)) as unknown,
+      catch: (e) =>
+        new ModelsFileError({
+          message: `GATEWAY_MODELS_FILE ${file} is not valid ${yaml ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}`
+        })
     })
-    return yield* Schema.decodeUnknown(OverridesFile, { onExcessProperty: "error" })(json).pipe(
-      Effect.mapError((e) => new ModelsFileError({ message: `GATEWAY_MODELS_FILE: ${e.message}` }))
+    return yield* Schema.decodeUnknown(OverridesFile, { onExcessProperty: "error", errors: "first" })(json).pipe(
+      Effect.mapError((e) => new ModelsFileError({ message: describeIssue(file, e, json) }))
     )
   })
 
@@ -58,7 +113,8 @@ export const layer = Layer.effect(
     const applied = Registry.applyOverrides(Registry.entries, overrides as Record<string, Registry.EntryOverride>)
     if (applied.unknown.length > 0) {
       return yield* new ModelsFileError({
-        message: `GATEWAY_MODELS_FILE names unknown entries: ${applied.unknown.join(", ")}`
+        message: `GATEWAY_MODELS_FILE ${settings.modelsFile.value} names unknown entries: ${applied.unknown.join(", ")} ` +
+          `(entry ids are as GET /v1/models lists them, e.g. ${Registry.entries[0]?.id ?? "vendor-b/vid2.5-t2v-preview"})`
       })
     }
     return { entries: applied.entries }

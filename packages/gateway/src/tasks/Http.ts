@@ -38,7 +38,20 @@ export const taskInfo = (task: Task, includeStatus = true): TaskInfo.TaskInfo =>
   ...(task.status === "failed" && task.error !== null ? { error: task.error } : {})
 })
 
-const sandboxHeader = (mode: "live" | "sandbox") => (mode === "sandbox" ? { "x-genway-sandbox": "true" } : {})
+const sandboxHeader = (mode: "live" | "sandbox"): Record<string, string> => (mode === "sandbox" ? { "x-genway-sandbox": "true" } : {})
+
+/**
+ * When to look again at an unfinished task (whole seconds): when the workers next look at it,
+ * bounded by the entry's poll cadence (at least 1 s, at most its longest interval).
+ */
+const retryAfterSeconds = (entry: ModelEntry.ModelEntry, task: Task, now: number): number => {
+  const longest = Math.ceil(Duration.toMillis(Duration.decode(entry.poll.every[1])) / 1000)
+  return Math.min(Math.max(1, longest), Math.max(1, Math.ceil((task.nextRunAt - now) / 1000)))
+}
+
+/** When a finished task's stored media reach the end of the entry's retention, if it has one. */
+const retentionEnd = (entry: ModelEntry.ModelEntry, task: Task): number | undefined =>
+  entry.retention === null || task.finishedAt === null ? undefined : task.finishedAt + Duration.toMillis(Duration.decode(entry.retention))
 
 /** `POST <entry.path>`: validate, store, answer 202; the vendor is called by the workers. */
 export const create = (entry: ModelEntry.ModelEntry) =>
@@ -138,9 +151,20 @@ export const retrieve = (entry: ModelEntry.ModelEntry) =>
     if (Option.isNone(found)) return yield* httpError(404, `no task ${id} for ${entry.model}`, { param: "task_id" })
     const task = found.value
     const body: Record<string, unknown> = { task_info: taskInfo(task) }
+    const headers: Record<string, string> = sandboxHeader(task.mode)
+    const now = yield* Clock.currentTimeMillis
+    if (task.status === "pending" || task.status === "processing") {
+      headers["retry-after"] = String(retryAfterSeconds(entry, task, now))
+    }
     if (task.status === "completed" && task.result !== null && entry.result !== undefined) {
       const media = yield* MediaStore
       body[entry.result] = yield* Effect.forEach(task.result, (item) => ("url" in item ? Effect.succeed(item.url) : media.signUrl(item.media)))
+      // Past retention the stored media are deleted (their URLs answer 410): the envelope keeps its
+      // shape, and this header says when the media ended.
+      const ended = retentionEnd(entry, task)
+      if (ended !== undefined && ended <= now && task.result.some((item) => "media" in item)) {
+        headers["x-genway-media-retention-ended"] = iso(ended)
+      }
     }
-    return HttpServerResponse.unsafeJson(body, { headers: sandboxHeader(task.mode) })
+    return HttpServerResponse.unsafeJson(body, { headers })
   })

@@ -296,5 +296,11 @@ export const layerWorker = Layer.scopedDiscard(Effect.gen(function*() {
   const store = yield* TaskStore
   const released = yield* store.releaseAllLeasesIfEmbedded
   if (released > 0) yield* Effect.logInfo(`resuming ${released} task(s) left in flight by the previous run`)
+  // Runs after the loop is interrupted (finalizers run in reverse): this process's tasks are free
+  // for another replica (or the next start) at once, not when their leases expire.
+  yield* Effect.addFinalizer(() =>
+    store.releaseLeasesOf(scheduler.owner).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("could not release task leases at shutdown", cause))
+    ))
   yield* Effect.forkScoped(scheduler.loop)
 }))

@@ -318,13 +318,18 @@ const make = Effect.gen(function*() {
         : sql``
     }
       ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(fromRow)))
+  /** Releases the leases `owner` holds (at shutdown), so another worker takes its tasks at once. */
+  const releaseLeasesOf = (owner: string) =>
+    sql`UPDATE tasks SET lease_owner = NULL, lease_until = NULL, version = version + 1 WHERE lease_owner = ${owner}`.pipe(
+      Effect.asVoid
+    )
 
   /** Counts tasks by status (for `/readyz` and metrics). */
   const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, inFlight } as const
+  return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, inFlight } as const
 })
 
 /** The task store. */

@@ -112,7 +112,7 @@ export const reel: ModelEntry.ModelEntry<ReelBody> = {
   rules: [reelImageMatchesSize],
   images: [{
     field: "image",
-    accept: { url: true, dataUrl: true, rawBase64: false },
+    accept: { url: true, dataUrl: true, rawBase64: true },
     formats: ["jpeg", "png", "webp"],
     dataUrlMediaTypes: ["image/jpeg", "image/png", "image/webp"],
     maxBytes: TEN_MB

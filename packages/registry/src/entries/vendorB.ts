@@ -20,7 +20,8 @@ const vaceFunctions = ["image_reference", "video_repainting", "video_edit", "vid
  * so a misplaced field is reported by name instead of as "no union member matched".
  */
 const vaceRequest = F.described(Schema.Struct({
-  model: F.oneOf("vid2.1-vace-plus"),
+  // The path names the model; a body that repeats it (as SPEC.md's example does) is accepted.
+  model: Schema.optional(F.oneOf("vid2.1-vace-plus")),
   function: F.oneOf(...vaceFunctions),
   prompt: Schema.optional(F.text(800)),
   negative_prompt: Schema.optional(F.text(500)),
@@ -135,7 +136,8 @@ export const vid21VacePlus: ModelEntry.ModelEntry<VaceBody> = {
   rules: [vaceForeignFields, vaceRequirements],
   images: [{
     field: "ref_images_url[]",
-    accept: { url: true, dataUrl: true, rawBase64: false },
+    // Inline images in either form; the adapter sends vendor-b the data URL it wants.
+    accept: { url: true, dataUrl: true, rawBase64: true },
     formats: ["jpeg", "png", "bmp", "tiff", "webp"],
     maxBytes: TEN_MB,
     minSide: 360,

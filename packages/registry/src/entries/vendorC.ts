@@ -98,10 +98,13 @@ const clipMaskMatchesImage: ModelEntry.Rule<ClipBody> = (_, context) => {
     : [Errors.issue("static_mask", "must have the same aspect ratio as image")]
 }
 
-/** Frames and masks of E8: URL or raw Base64 (no data-URL prefix), JPEG/PNG, ≥300 px, aspect 1:2.5–2.5:1. */
+/**
+ * Frames and masks of E8: URL, raw Base64 or a data URL (the adapter strips the prefix, which
+ * vendor-c refuses), JPEG/PNG, ≥300 px, aspect 1:2.5–2.5:1.
+ */
 const clipImage = (field: string): Media.ImageRule => ({
   field,
-  accept: { url: true, dataUrl: false, rawBase64: true },
+  accept: { url: true, dataUrl: true, rawBase64: true },
   formats: ["jpeg", "png"],
   maxBytes: TEN_MB,
   minSide: 300,

@@ -56,6 +56,12 @@ const chatRequest = F.described(Schema.Struct({
   modalities: F.optionalNullable(F.arrayOf(F.string, 0))
 }), Docs.chat, Docs.chatExample)
 
+/** The vendor answers one candidate per request: `n` above 1 is refused rather than ignored. */
+const oneChoice: ModelEntry.Rule<typeof chatRequest.Type> = (body) =>
+  body.n != null && body.n > 1
+    ? [Errors.issue("n", "must be 1: this model returns one choice per request; send n requests for n answers")]
+    : []
+
 /**
  * E1: image generation in chat format (SPEC.md §4.2). Input images must be inline data URLs
  * (rule 1): the image rule rejects an address at its part's path, e.g.
@@ -70,10 +76,10 @@ export const imageModel25FlashImagePreview: ModelEntry.ModelEntry<typeof chatReq
   summary: "Image generation in chat format, streaming or not",
   path: "/v1/chat/completions",
   request: chatRequest,
-  rules: [],
+  rules: [oneChoice],
   images: [{
     field: "messages[].content[].image_url.url",
-    accept: { url: false, dataUrl: true, rawBase64: false },
+    accept: { url: false, dataUrl: true, rawBase64: true },
     formats: ["jpeg", "png", "webp"],
     maxBytes: TEN_MB
   }],
