@@ -87,13 +87,20 @@ const splitKeys = (r: Redacted.Redacted<string>): ReadonlyArray<Redacted.Redacte
   Redacted.value(r).split(",").map((s) => s.trim()).filter((s) => s.length > 0).map((s) => Redacted.make(s))
 
 /** Reads the settings from the environment (or any ConfigProvider). */
+/**
+ * A relative path as the operator meant it: from the folder the command was started in. `pnpm start`
+ * and `pnpm genway` run the gateway inside its package, and pnpm says where they were invoked
+ * (`INIT_CWD`), so `./data` is the repository root's `data/` for the server and the CLI alike.
+ */
+const fromInvocation = (p: string) => path.resolve(process.env["INIT_CWD"] ?? process.cwd(), p)
+
 export const settings: Config.Config<GatewaySettings> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   apiKeys: optional("GATEWAY_API_KEYS", (raw) => Either.right(Redacted.make(raw))).pipe(
     Config.map(Option.match({ onNone: () => [], onSome: splitKeys }))
   ),
-  dataDir: Config.string("GATEWAY_DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
+  dataDir: Config.string("GATEWAY_DATA_DIR").pipe(Config.withDefault("./data"), Config.map(fromInvocation)),
   databaseUrl: optional("GATEWAY_DATABASE_URL", (raw) =>
     /^postgres(ql)?:\/\//.test(raw) ? Either.right(Redacted.make(raw)) : Either.left("must be a postgres:// URL")),
   publicUrl: optional("GATEWAY_PUBLIC_URL", httpUrl),
@@ -103,7 +110,7 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   pollIntervalMs: optional("GATEWAY_POLL_INTERVAL_MS", (raw) =>
     /^\d+$/.test(raw) && Number(raw) >= 10 ? Either.right(Number(raw)) : Either.left("must be an integer number of milliseconds >= 10")),
-  modelsFile: optional("GATEWAY_MODELS_FILE", Either.right),
+  modelsFile: optional("GATEWAY_MODELS_FILE", (raw) => Either.right(fromInvocation(raw))),
   requireLive: Config.boolean("GATEWAY_REQUIRE_LIVE").pipe(Config.withDefault(false)),
   mediaUrlTtlMs: Config.integer("GATEWAY_MEDIA_URL_TTL_SECONDS").pipe(
     Config.validate({ message: "GATEWAY_MEDIA_URL_TTL_SECONDS must be >= 1", validation: (n) => n >= 1 }),
