@@ -15,6 +15,7 @@ import * as Database from "../src/platform/Database.js"
 import { validBodies } from "./bodies.js"
 import { tempDir } from "./harness.js"
 import { Registry } from "@genway/registry"
+import { until, exited } from "./processes.js"
 
 const require = createRequire(import.meta.url)
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
@@ -42,17 +43,7 @@ const start = (dataDir: string, port: number): ChildProcess =>
     stdio: ["ignore", "ignore", "pipe"]
   })
 
-const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  while (Date.now() < end) {
-    const a = await f().catch(() => undefined)
-    if (a !== undefined) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 describe("crash safety", () => {
   it.live("SIGKILL mid-flight and restart: every task completes, each submitted exactly once", () =>

@@ -16,7 +16,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { execFileSync } from "node:child_process"
-import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type * as net from "node:net"
@@ -462,22 +461,9 @@ const countsFollowTasks = (ctx: Context.Context<TaskStore | Scheduler | SqlClien
     const ids: Array<string> = []
     for (let i = 0; i < 6; i++) {
       const entry = entries[i % 2]!
-      const id = randomUUID()
-      ids.push(id)
-      yield* store.create({
-        id,
-        tenant: "t",
-        entryId: entry.id,
-        vendor: entry.vendor,
-        mode: "sandbox",
-        request: JSON.stringify({ prompt: `p${i}` }),
-        hints: i === 0 ? { "x-sandbox-outcome": "failed:3001" } : {},
-        idempotencyKey: null,
-        requestHash: null,
-        upstreamModel: entry.upstream.model,
-        deadlineAt: 10_000_000,
-        createdAt: 0
-      }, 0)
+      const task = Pg.sandboxTask(entry, i, i === 0 ? { "x-sandbox-outcome": "failed:3001" } : {})
+      ids.push(task.id)
+      yield* store.create(task, 0)
     }
     assert.deepStrictEqual(yield* counted, [`${entries[0]!.id}:pending:3`, `${entries[1]!.id}:pending:3`].sort())
     yield* run

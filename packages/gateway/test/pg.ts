@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { randomBytes } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 
@@ -51,4 +51,24 @@ export const privateSchema = Effect.gen(function*() {
       Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
     )
   return { schema, replica }
+})
+
+/** A sandbox task of `entry` to insert straight into a store (prompt `p<i>`), for replica tests. */
+export const sandboxTask = (
+  entry: { readonly id: string; readonly vendor: string; readonly upstream: { readonly model: string } },
+  i: number,
+  hints: Readonly<Record<string, string>> = {}
+) => ({
+  id: randomUUID(),
+  tenant: "t",
+  entryId: entry.id,
+  vendor: entry.vendor,
+  mode: "sandbox" as const,
+  request: JSON.stringify({ prompt: `p${i}` }),
+  hints,
+  idempotencyKey: null,
+  requestHash: null,
+  upstreamModel: entry.upstream.model,
+  deadlineAt: 10_000_000,
+  createdAt: 0
 })

@@ -27,22 +27,9 @@ describe.skipIf(!Pg.available("postgres.test.ts"))("PostgreSQL, several replicas
       const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
       const ids: Array<string> = []
       for (let i = 0; i < 30; i++) {
-        const id = randomUUID()
-        ids.push(id)
-        yield* storeA.create({
-          id,
-          tenant: "t",
-          entryId: entry.id,
-          vendor: entry.vendor,
-          mode: "sandbox",
-          request: JSON.stringify({ prompt: `p${i}` }),
-          hints: {},
-          idempotencyKey: null,
-          requestHash: null,
-          upstreamModel: entry.upstream.model,
-          deadlineAt: 10_000_000,
-          createdAt: 0
-        }, 0)
+        const task = Pg.sandboxTask(entry, i)
+        ids.push(task.id)
+        yield* storeA.create(task, 0)
       }
       const runA = Effect.flatMap(Scheduler, (s) => s.runOnce).pipe(Effect.provide(a))
       const runB = Effect.flatMap(Scheduler, (s) => s.runOnce).pipe(Effect.provide(b))

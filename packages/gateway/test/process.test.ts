@@ -10,6 +10,7 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort, tempDir } from "./harness.js"
+import { until } from "./processes.js"
 
 const require = createRequire(import.meta.url)
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
@@ -33,15 +34,6 @@ const run = (args: ReadonlyArray<string>, env: Record<string, string>): Run => {
   return { child, output: () => output, exit }
 }
 
-const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs = 90_000): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  while (Date.now() < end) {
-    const a = await f().catch(() => undefined)
-    if (a !== undefined) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 /** No stack frame, no source path, no JSON dump of an error. */
 const assertNoStack = (text: string) => {

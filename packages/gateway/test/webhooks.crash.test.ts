@@ -12,6 +12,7 @@ import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { freePort, tempDir } from "./harness.js"
 import { receiver } from "./receiver.js"
+import { until, exited } from "./processes.js"
 
 const require = createRequire(import.meta.url)
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
@@ -34,17 +35,7 @@ const start = (dataDir: string, port: number): ChildProcess =>
     stdio: ["ignore", "ignore", "pipe"]
   })
 
-const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  while (Date.now() < end) {
-    const a = await f().catch(() => undefined)
-    if (a !== undefined) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 describe("webhooks survive a crash", () => {
   it.scopedLive("SIGKILL after completion, restart: every task.completed is delivered, repeats share the webhook-id", () =>

@@ -9,7 +9,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
-import { randomUUID } from "node:crypto"
 import { Scheduler } from "../src/tasks/Scheduler.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import { Webhooks } from "../src/webhooks/Webhooks.js"
@@ -32,22 +31,9 @@ describe.skipIf(!Pg.available("webhooks.postgres.test.ts"))("webhooks on Postgre
       const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
       const ids: Array<string> = []
       for (let i = 0; i < 15; i++) {
-        const id = randomUUID()
-        ids.push(id)
-        yield* store.create({
-          id,
-          tenant: "t",
-          entryId: entry.id,
-          vendor: entry.vendor,
-          mode: "sandbox",
-          request: JSON.stringify({ prompt: `p${i}` }),
-          hints: {},
-          idempotencyKey: null,
-          requestHash: null,
-          upstreamModel: entry.upstream.model,
-          deadlineAt: 10_000_000,
-          createdAt: 0
-        }, 0)
+        const task = Pg.sandboxTask(entry, i)
+        ids.push(task.id)
+        yield* store.create(task, 0)
       }
       const both = <A, E>(f: (ctx: Context.Context<any>) => Effect.Effect<A, E>) => Effect.all([f(a), f(b)], { concurrency: 2 })
       const work = both((ctx) => Context.get(ctx, Scheduler).runOnce)
