@@ -11,6 +11,7 @@ import { SampleMedia, type VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -20,7 +21,9 @@ import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import S3rver from "s3rver"
+import * as Config from "../src/platform/Config.js"
 import type { MediaStoreSettings } from "../src/platform/Config.js"
+import * as S3 from "../src/media/S3.js"
 import { MediaStore } from "../src/platform/MediaStore.js"
 import * as TaskBodies from "../src/tasks/Bodies.js"
 import * as Harness from "./harness.js"
@@ -218,6 +221,61 @@ describe("media in an S3 bucket (s3rver)", () => {
         assert.include(yield* listKeys(prefix), `${prefix}/media/${image}/0.png`)
       }).pipe(Effect.provide(ctx))
     }), 60_000)
+
+  it.scoped("a large result streams in as a multipart upload; a cut stream leaves no object and reports its own error", () =>
+    Effect.gen(function*() {
+      const prefix = `run-${Date.now().toString(36)}/multipart`
+      const settings = s3(prefix)
+      if (settings._tag !== "s3") throw new Error("unreachable")
+      const blobs = yield* S3.make(settings)
+      const mib = new Uint8Array(1024 * 1024).map((_, i) => i % 251)
+      const body = Stream.range(1, 20).pipe(Stream.map(() => mib))
+      const bytes = yield* blobs.put("media/big.bin", body)
+      assert.strictEqual(bytes, 20 * mib.length)
+      const stored = yield* objectBytes(`${prefix}/media/big.bin`)
+      assert.strictEqual(stored.length, 20 * mib.length)
+      assert.deepStrictEqual(stored.slice(mib.length * 19, mib.length * 19 + 8), mib.slice(0, 8))
+      const part = yield* Stream.runCollect(blobs.get("media/big.bin", { start: mib.length * 3 + 1, end: mib.length * 3 + 4 }))
+      assert.deepStrictEqual(Buffer.concat(Array.from(part)), Buffer.from(mib.slice(1, 5)))
+
+      const cut = Stream.concat(Stream.range(1, 12).pipe(Stream.map(() => mib)), Stream.fail("vendor connection reset" as const))
+      const failed = yield* Effect.flip(blobs.put("media/cut.bin", cut))
+      assert.strictEqual(failed, "vendor connection reset")
+      assert.notInclude(yield* listKeys(prefix), `${prefix}/media/cut.bin`)
+      yield* blobs.removeAll("media")
+      assert.deepStrictEqual(yield* listKeys(prefix), [])
+    }), 60_000)
+
+  it.effect("GATEWAY_MEDIA_STORE and the S3 variables are read and checked", () =>
+    Effect.gen(function*() {
+      const read = (vars: Record<string, string>) =>
+        Effect.either(Effect.withConfigProvider(Config.settings, ConfigProvider.fromMap(new Map(Object.entries(vars)))))
+      const unset = yield* read({})
+      assert.deepStrictEqual(unset._tag === "Right" && unset.right.mediaStore, { _tag: "local" })
+      const set = yield* read({
+        GATEWAY_MEDIA_STORE: "s3://media-bucket/genway/prod/",
+        GATEWAY_S3_ENDPOINT: "http://minio:9000",
+        GATEWAY_S3_FORCE_PATH_STYLE: "1",
+        AWS_REGION: "eu-west-1",
+        AWS_ACCESS_KEY_ID: "id",
+        AWS_SECRET_ACCESS_KEY: "hunter2-not-logged"
+      })
+      assert.strictEqual(set._tag, "Right")
+      const store = set._tag === "Right" ? set.right.mediaStore : undefined
+      assert.strictEqual(store?._tag, "s3")
+      if (store?._tag === "s3") {
+        assert.strictEqual(store.bucket, "media-bucket")
+        assert.strictEqual(store.prefix, "genway/prod")
+        assert.deepStrictEqual(store.endpoint, Option.some("http://minio:9000"))
+        assert.isTrue(store.forcePathStyle)
+        assert.strictEqual(store.region, "eu-west-1")
+        assert.isTrue(Option.isSome(store.credentials))
+        assert.notInclude(String(store.credentials), "hunter2")
+      }
+      const bad = yield* read({ GATEWAY_MEDIA_STORE: "/var/media" })
+      assert.strictEqual(bad._tag, "Left")
+      assert.include(String(bad._tag === "Left" ? bad.left : ""), "GATEWAY_MEDIA_STORE must be s3://<bucket>/<prefix>")
+    }))
 
   it.scoped("an unreachable bucket stops startup with the store in the message", () =>
     Effect.gen(function*() {
