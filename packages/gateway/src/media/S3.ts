@@ -30,7 +30,9 @@ const queueSize = 2
 const describe = (what: string, e: unknown) => {
   const err = e as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } }
   const status = err?.$metadata?.httpStatusCode
-  return new MediaError(`${what}: ${err?.name ?? "Error"}${status !== undefined ? ` (HTTP ${status})` : ""}${err?.message ? `: ${err.message}` : ""}`)
+  // A HEAD answer has no body, so the SDK's message says nothing beyond the status.
+  const message = err?.message && err.message !== "UnknownError" && err.message !== err.name ? `: ${err.message}` : ""
+  return new MediaError(`${what}: ${err?.name ?? "Error"}${status !== undefined ? ` (HTTP ${status})` : ""}${message}`)
 }
 
 /** The bucket store; the client is destroyed with the scope. */

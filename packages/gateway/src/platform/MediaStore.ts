@@ -176,8 +176,7 @@ export const layer = Layer.scoped(
     if (config._tag === "local") return yield* make(yield* Blobs.local(settings.dataDir))
     const blobs = yield* S3.make(config)
     yield* blobs.check.pipe(
-      Effect.mapError((e) => new Blobs.MediaError(`GATEWAY_MEDIA_STORE ${blobs.location} is not usable: ${e.message}`)),
-      Effect.orDie
+      Effect.mapError((e) => new Blobs.MediaError(`GATEWAY_MEDIA_STORE ${blobs.location} is not usable: ${e.message}`))
     )
     yield* Effect.logInfo(`media store: ${blobs.location}`)
     return yield* make(blobs)
