@@ -18,11 +18,19 @@ import { authenticate, requestUrl } from "./Request.js"
 /** `GET /healthz`: the process answers. */
 export const healthz = Effect.succeed(HttpServerResponse.unsafeJson({ status: "ok" }))
 
-/** `GET /readyz`: the database answers (migrations ran before the server started). */
-export const readyz = Database.ping.pipe(
-  Effect.as(HttpServerResponse.unsafeJson({ status: "ready" })),
-  Effect.catchAll(() => httpError(503, "the database is not reachable"))
-)
+/**
+ * `GET /readyz`: the database answers (migrations ran before the server started) and so does the
+ * media store (`media_store`: `local` or `s3`).
+ */
+export const readyz = Effect.gen(function*() {
+  const store = yield* MediaStore
+  yield* Database.ping.pipe(Effect.catchAll(() => httpError(503, "the database is not reachable")))
+  yield* store.ping.pipe(
+    Effect.tapError((e) => Effect.logWarning("readyz: the media store does not answer", e.message)),
+    Effect.catchAll(() => httpError(503, `the media store (${store.kind}) is not reachable`))
+  )
+  return HttpServerResponse.unsafeJson({ status: "ready", media_store: store.kind })
+})
 
 /**
  * `created` of every listed model: when this gateway process started serving the registry (Unix

@@ -52,7 +52,27 @@ export interface GatewaySettings {
   readonly webhookAllowPrivate: boolean
   /** Origins allowed to call from a browser (`GATEWAY_CORS_ORIGINS`, `*` for any); empty: no CORS. */
   readonly corsOrigins?: ReadonlyArray<string>
+  /** Where result media and spooled inputs live (DESIGN.md §12); unset: the data directory. */
+  readonly mediaStore?: MediaStoreSettings
 }
+
+/** `GATEWAY_MEDIA_STORE` and the S3 variables that go with it. */
+export type MediaStoreSettings =
+  | { readonly _tag: "local" }
+  | {
+    readonly _tag: "s3"
+    readonly bucket: string
+    /** Object-key prefix without a trailing slash ("" for the bucket's root). */
+    readonly prefix: string
+    /** `GATEWAY_S3_ENDPOINT` (MinIO, R2, …); none: AWS. */
+    readonly endpoint: Option.Option<string>
+    /** `GATEWAY_S3_FORCE_PATH_STYLE=1`: `endpoint/bucket/key` instead of `bucket.endpoint/key`. */
+    readonly forcePathStyle: boolean
+    /** `AWS_REGION` (default us-east-1). */
+    readonly region: string
+    /** `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY`; none: the SDK's default credential chain. */
+    readonly credentials: Option.Option<{ readonly accessKeyId: string; readonly secretAccessKey: Redacted.Redacted<string> }>
+  }
 
 /** The settings in force. */
 export class Settings extends Context.Tag("@genway/gateway/Settings")<Settings, GatewaySettings>() {}
@@ -85,6 +105,37 @@ const httpUrl = (raw: string): Either.Either<string, string> => {
 
 const splitKeys = (r: Redacted.Redacted<string>): ReadonlyArray<Redacted.Redacted<string>> =>
   Redacted.value(r).split(",").map((s) => s.trim()).filter((s) => s.length > 0).map((s) => Redacted.make(s))
+
+const s3Url = (raw: string): Either.Either<{ bucket: string; prefix: string }, string> => {
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw)
+  if (m === null) return Either.left("must be s3://<bucket>/<prefix> (a bucket name of 3-63 lowercase letters, digits, dots and dashes)")
+  const prefix = (m[2] ?? "").replace(/^\/+|\/+$/g, "")
+  return prefix.split("/").some((part) => part === "." || part === "..")
+    ? Either.left("must not contain . or .. in its prefix")
+    : Either.right({ bucket: m[1]!, prefix })
+}
+
+const mediaStore: Config.Config<MediaStoreSettings> = Config.all({
+  url: optional("GATEWAY_MEDIA_STORE", s3Url),
+  endpoint: optional("GATEWAY_S3_ENDPOINT", httpUrl),
+  forcePathStyle: Config.boolean("GATEWAY_S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
+  region: optional("AWS_REGION", Either.right).pipe(Config.map(Option.getOrElse(() => "us-east-1"))),
+  accessKeyId: optional("AWS_ACCESS_KEY_ID", Either.right),
+  secretAccessKey: optional("AWS_SECRET_ACCESS_KEY", (raw) => Either.right(Redacted.make(raw)))
+}).pipe(
+  Config.map(({ accessKeyId, secretAccessKey, url, ...s3 }): MediaStoreSettings =>
+    Option.match(url, {
+      onNone: () => ({ _tag: "local" }),
+      onSome: ({ bucket, prefix }) => ({
+        _tag: "s3",
+        bucket,
+        prefix,
+        ...s3,
+        credentials: Option.all({ accessKeyId, secretAccessKey })
+      })
+    })
+  )
+)
 
 /** Reads the settings from the environment (or any ConfigProvider). */
 /**
@@ -173,7 +224,8 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     return bad === undefined
       ? Either.right(list)
       : Either.left(`must be a comma-separated list of origins such as https://app.example.com (or *); got ${bad}`)
-  }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => [])))
+  }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => []))),
+  mediaStore
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
     ...rest,

@@ -1,7 +1,9 @@
 /**
- * Result media under `<data dir>/media`, served by signed URLs that work without a bearer token
- * and expire. The signing secret is kept in the database so every replica signs alike. Large
- * request payloads are spooled here too (`inputs/`), so task rows stay small.
+ * Result media, served by signed URLs that work without a bearer token and expire. The signing
+ * secret is kept in the database so every replica signs alike. Large request payloads are spooled
+ * here too (`inputs/`), so task rows stay small. The bytes live in a `Blobs` store: the data
+ * directory by default, or an S3 bucket (`GATEWAY_MEDIA_STORE`, DESIGN.md §12) so replicas need no
+ * shared disk.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Media } from "@genway/core"
@@ -11,17 +13,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import * as fs from "node:fs"
-import * as fsp from "node:fs/promises"
-import * as path from "node:path"
-import { Readable } from "node:stream"
+import * as Blobs from "../media/Blobs.js"
+import * as S3 from "../media/S3.js"
 import { Settings } from "./Config.js"
-import * as Files from "./Files.js"
 
 /** A media file could not be written or read. */
-export class MediaError extends Error {
-  readonly _tag = "MediaError"
-}
+export const MediaError = Blobs.MediaError
+export type MediaError = Blobs.MediaError
 
 
 /** The file extension for a content type (`bin` when unknown). */
@@ -29,7 +27,7 @@ export const extensionFor: (contentType: string) => string = Media.extensionFor
 
 const keyPattern = /^[0-9a-f-]{36}\/\d{1,3}\.(mp4|png|jpg|webp|bin)$/
 
-/** What a media lookup found. */
+/** What a media lookup found (`file` names the object in the store). */
 export type MediaLookup =
   | { readonly _tag: "Found"; readonly file: string; readonly contentType: string; readonly bytes: number }
   | { readonly _tag: "Gone"; readonly deletedAt: number }
@@ -38,13 +36,9 @@ export type MediaLookup =
 /** The outcome of checking a signed URL. */
 export type SignatureCheck = "valid" | "expired" | "invalid"
 
-const make = Effect.gen(function*() {
+const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const settings = yield* Settings
-  const root = path.join(settings.dataDir, "media")
-  const inputs = path.join(settings.dataDir, "inputs")
-  yield* Effect.promise(() => Files.privateDirAsync(root))
-  yield* Effect.promise(() => Files.privateDirAsync(inputs))
 
   // One secret for all replicas: the first to start stores it, the others read it.
   const candidate = randomBytes(32).toString("base64url")
@@ -76,11 +70,11 @@ const make = Effect.gen(function*() {
       return Number(expires) * 1000 < now ? "expired" : "valid"
     })
 
-  const fileOf = (key: string) => path.join(root, ...key.split("/"))
+  const fileOf = (key: string) => `media/${key}`
 
   /**
-   * Writes one result file atomically (temporary file, then rename) and records it. Writing the
-   * same key again replaces it, so a retried mirror after a crash is harmless.
+   * Writes one result object (readers see the old or the whole new one) and records it. Writing
+   * the same key again replaces it, so a retried mirror after a crash is harmless.
    */
   const put = <E>(
     taskId: string,
@@ -91,35 +85,7 @@ const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const key = `${taskId}/${index}.${extensionFor(contentType)}`
-      const file = fileOf(key)
-      const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
-      yield* Effect.promise(() => Files.privateDirAsync(path.dirname(file)))
-      const bytes = yield* Effect.acquireUseRelease(
-        Effect.sync(() => {
-          const out = fs.createWriteStream(tmp, { mode: Files.fileMode })
-          // Write errors reach the callbacks below; without a listener Node would also throw them
-          // as an unhandled 'error' event and end the process (a full disk must fail one task only).
-          out.on("error", () => {})
-          return out
-        }),
-        (out) =>
-          body.pipe(
-            Stream.runFoldEffect(0, (n, chunk) =>
-              Effect.async<number, MediaError>((resume) => {
-                out.write(chunk, (err) => resume(err ? Effect.fail(new MediaError(err.message)) : Effect.succeed(n + chunk.length)))
-              })
-            ),
-            Effect.zipLeft(Effect.async<void, MediaError>((resume) => {
-              out.end((err?: Error | null) => resume(err ? Effect.fail(new MediaError(err.message)) : Effect.void))
-            }))
-          ),
-        (out, exit) =>
-          exit._tag === "Success" ? Effect.void : Effect.promise(() => {
-            out.destroy()
-            return fsp.rm(tmp, { force: true })
-          })
-      )
-      yield* Effect.tryPromise({ try: () => fsp.rename(tmp, file), catch: (e) => new MediaError(String(e)) })
+      const bytes = yield* blobs.put(fileOf(key), body)
       const now = yield* Clock.currentTimeMillis
       yield* sql.onDialectOrElse({
         pg: () =>
@@ -145,12 +111,8 @@ const make = Effect.gen(function*() {
       return { _tag: "Found", file: fileOf(key), contentType: row.content_type as string, bytes: Number(row.bytes) } as MediaLookup
     })
 
-  /** A readable stream of a stored file, optionally a byte range (inclusive). */
-  const read = (file: string, range?: { readonly start: number; readonly end: number }) =>
-    Stream.fromReadableStream(
-      () => Readable.toWeb(fs.createReadStream(file, range ?? {})) as ReadableStream<Uint8Array>,
-      (e) => new MediaError(String(e))
-    )
+  /** A stream of a stored object, optionally a byte range (inclusive). */
+  const read = (file: string, range?: Blobs.ByteRange) => blobs.get(file, range)
 
   /** Deletes media whose retention has passed; the rows stay, marked deleted, so URLs answer 410. */
   const sweep = Effect.gen(function*() {
@@ -158,47 +120,65 @@ const make = Effect.gen(function*() {
     const rows = yield* sql`SELECT key FROM media WHERE deleted_at IS NULL AND expires_at IS NOT NULL AND expires_at <= ${now} LIMIT 1000`
     for (const row of rows) {
       const key = row.key as string
-      yield* Effect.promise(() => fsp.rm(fileOf(key), { force: true }))
+      // An object that cannot be deleted now stays unmarked, so the next sweep tries again.
+      const removed = yield* blobs.remove(fileOf(key)).pipe(
+        Effect.as(true),
+        Effect.catchAll((e) => Effect.as(Effect.logWarning("media sweep: could not delete an object", e.message), false))
+      )
+      if (!removed) continue
       yield* sql`UPDATE media SET deleted_at = ${now} WHERE key = ${key}`
     }
     return rows.length
   })
 
-  /** Spools a large request value to disk and returns its reference. */
+  /** Spools a large request value to the store and returns its reference. */
   const spool = (taskId: string, index: number, value: string) =>
-    Effect.tryPromise({
-      try: async () => {
-        const dir = path.join(inputs, taskId)
-        await Files.privateDirAsync(dir)
-        await fsp.writeFile(path.join(dir, `${index}.txt`), value, { mode: Files.fileMode })
-        return `${taskId}/${index}`
-      },
-      catch: (e) => new MediaError(String(e))
-    })
+    Effect.as(blobs.put(`inputs/${taskId}/${index}.txt`, Stream.make(new Uint8Array(Buffer.from(value, "utf8")))), `${taskId}/${index}`)
 
   /** Reads a spooled value back. */
   const unspool = (ref: string) =>
-    Effect.tryPromise({
-      try: () => fsp.readFile(path.join(inputs, ...ref.split("/")) + ".txt", "utf8"),
-      catch: (e) => new MediaError(String(e))
-    })
+    blobs.get(`inputs/${ref}.txt`).pipe(
+      Stream.runCollect,
+      Effect.map((chunks) => Buffer.concat(Array.from(chunks)).toString("utf8"))
+    )
 
   /** Removes a task's spooled inputs (once it is finished). */
-  const dropSpool = (taskId: string) => Effect.promise(() => fsp.rm(path.join(inputs, taskId), { recursive: true, force: true }))
+  const dropSpool = (taskId: string) =>
+    blobs.removeAll(`inputs/${taskId}`).pipe(Effect.catchAll((e) => Effect.logWarning("could not remove spooled inputs", e.message)))
 
   /** Deletes stored media that no task will reference (results of a task canceled meanwhile). */
   const discard = (keys: ReadonlyArray<string>) =>
     Effect.forEach(keys, (key) =>
       Effect.zipRight(
-        Effect.promise(() => fsp.rm(fileOf(key), { force: true })),
+        blobs.remove(fileOf(key)).pipe(Effect.catchAll((e) => Effect.logWarning("could not discard an object", e.message))),
         sql`DELETE FROM media WHERE key = ${key}`
       ), { discard: true })
 
-  return { signUrl, checkSignature, put, lookup, read, sweep, spool, unspool, dropSpool, discard } as const
+  /** Whether the store answers (`/readyz`), and which kind it is. */
+  const ping = blobs.ping
+  const kind = blobs.kind
+
+  return { signUrl, checkSignature, put, lookup, read, sweep, spool, unspool, dropSpool, discard, ping, kind } as const
 })
 
 /** The media store. */
-export class MediaStore extends Context.Tag("@genway/gateway/MediaStore")<MediaStore, Effect.Effect.Success<typeof make>>() {}
+export class MediaStore extends Context.Tag("@genway/gateway/MediaStore")<MediaStore, Effect.Effect.Success<ReturnType<typeof make>>>() {}
 
-/** The media store under the data directory. */
-export const layer = Layer.effect(MediaStore, make)
+/**
+ * The media store the settings name: the data directory, or the S3 bucket, which must be
+ * reachable and writable for the gateway to start.
+ */
+export const layer = Layer.scoped(
+  MediaStore,
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const config = settings.mediaStore ?? { _tag: "local" as const }
+    if (config._tag === "local") return yield* make(yield* Blobs.local(settings.dataDir))
+    const blobs = yield* S3.make(config)
+    yield* blobs.check.pipe(
+      Effect.mapError((e) => new Blobs.MediaError(`GATEWAY_MEDIA_STORE ${blobs.location} is not usable: ${e.message}`))
+    )
+    yield* Effect.logInfo(`media store: ${blobs.location}`)
+    return yield* make(blobs)
+  })
+)
