@@ -14,7 +14,12 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as ResponsesService from "../src/responses/Service.js"
 import * as Scheduler from "../src/tasks/Scheduler.js"
+import * as Webhooks from "../src/webhooks/Webhooks.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as Harness from "./harness.js"
 
@@ -165,6 +170,52 @@ describe("leases", () => {
         assert.strictEqual(done.status, "completed")
         assert.strictEqual(state.downloadsDone, 1)
         assert.strictEqual((yield* sql`SELECT key FROM media WHERE task_id = ${id}`).length, 1)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("stopping the workers releases this process's task, kept-response and delivery leases at once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const scheduler = yield* Scheduler.Scheduler
+        const responses = yield* ResponsesService.ResponsesService
+        const webhooks = yield* Webhooks.Webhooks
+        const now = yield* Clock.currentTimeMillis
+        const later = now + 3_600_000
+        const created = yield* Harness.send(Harness.post(e4.path, { prompt: "held" }))
+        const taskId = created.json.task_info.id
+        yield* sql`UPDATE tasks SET next_run_at = ${later} WHERE id = ${taskId}`
+        // The workers first: on SQLite they drop every lease when they start (one process owns it).
+        const scope = yield* Scope.make()
+        yield* Layer.buildWithScope(
+          Layer.mergeAll(Scheduler.layerWorker, ResponsesService.layerWorker, Webhooks.layerWorker),
+          scope
+        )
+        // Rows leased to this process, not due again for an hour (so the loops leave them alone).
+        yield* sql`UPDATE tasks SET lease_owner = ${scheduler.owner}, lease_until = ${now + 30_000} WHERE id = ${taskId}`
+        yield* sql`INSERT INTO responses (id, tenant, entry_id, mode, status, background, body, next_poll_at, deadline_at,
+            lease_owner, lease_until, created_at, updated_at, expires_at, version)
+          VALUES ('resp_held', 'tenant', 'entry', 'live', 'in_progress', 1, '{}', ${later}, ${later},
+            ${responses.owner}, ${now + 30_000}, ${now}, ${now}, ${later}, 0)`
+        yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, tenant, event_id, type, payload, status, next_attempt_at,
+            lease_owner, lease_until, created_at)
+          VALUES ('dlv_held', 'ep', 'tenant', 'evt', 'task.completed', '{}', 'pending', ${later},
+            ${webhooks.owner}, ${now + 30_000}, ${now})`
+        // Someone else's lease stays.
+        yield* sql`INSERT INTO webhook_deliveries (id, endpoint_id, tenant, event_id, type, payload, status, next_attempt_at,
+            lease_owner, lease_until, created_at)
+          VALUES ('dlv_other', 'ep', 'tenant', 'evt2', 'task.completed', '{}', 'pending', ${later},
+            'other-replica', ${now + 30_000}, ${now})`
+
+        yield* Effect.yieldNow()
+        yield* Scope.close(scope, Exit.void)
+
+        const owners = (table: "tasks" | "responses" | "webhook_deliveries", id: string) =>
+          Effect.map(sql`SELECT lease_owner, lease_until FROM ${sql(table)} WHERE id = ${id}`, (rows) => rows[0])
+        assert.deepStrictEqual(yield* owners("tasks", taskId), { lease_owner: null, lease_until: null })
+        assert.deepStrictEqual(yield* owners("responses", "resp_held"), { lease_owner: null, lease_until: null })
+        assert.deepStrictEqual(yield* owners("webhook_deliveries", "dlv_held"), { lease_owner: null, lease_until: null })
+        assert.strictEqual((yield* owners("webhook_deliveries", "dlv_other"))!.lease_owner, "other-replica")
       }))
   })
 })
