@@ -85,6 +85,8 @@ export interface ResponsesApi {
   readonly runOnce: Effect.Effect<number, SqlError, SqlClient.SqlClient | Registry.Registry>
   /** `runOnce` and the retention sweep, forever. */
   readonly loop: Effect.Effect<never, never, SqlClient.SqlClient | Registry.Registry>
+  /** The lease owner of this process's refreshes (released at shutdown). */
+  readonly owner: string
 }
 
 /** The model responses (E2) service. */
@@ -349,7 +351,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       }
     })
 
-    return { mode, create, stream, retrieve, runOnce, loop } satisfies ResponsesApi
+    return { mode, create, stream, retrieve, runOnce, loop, owner } satisfies ResponsesApi
   })
 
 /** The model responses surface of the vendor list: the first vendor whose manifest has one. */
@@ -373,5 +375,10 @@ export const layerWorker = Layer.scopedDiscard(Effect.gen(function*() {
   const service = yield* ResponsesService
   const released = yield* Store.releaseAllLeasesIfEmbedded.pipe(Effect.orElseSucceed(() => 0))
   if (released > 0) yield* Effect.logInfo(`resuming ${released} kept response(s) left in flight by the previous run`)
+  // Runs after the loop is interrupted: another replica refreshes this one's responses at once.
+  yield* Effect.addFinalizer(() =>
+    Store.releaseLeasesOf(service.owner).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("could not release kept-response leases at shutdown", cause))
+    ))
   yield* Effect.forkScoped(service.loop)
 }))

@@ -131,6 +131,12 @@ export const sweep = (now: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`DELETE FROM responses WHERE expires_at <= ${now} RETURNING id`.pipe(Effect.map((rows) => rows.length)))
 
+/** Releases the leases `owner` holds (at shutdown), so another replica refreshes them at once. */
+export const releaseLeasesOf = (owner: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE responses SET lease_owner = NULL, lease_until = NULL, version = version + 1
+      WHERE lease_owner = ${owner}`.pipe(Effect.asVoid))
+
 /**
  * Drops every lease. Only for the embedded SQLite database, which one process owns: after a crash
  * its responses are refreshed at once instead of when their leases run out.

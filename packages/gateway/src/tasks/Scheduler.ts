@@ -21,6 +21,7 @@ import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
+import * as Lease from "./Lease.js"
 import * as Progress from "./Progress.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
@@ -28,18 +29,14 @@ import * as TaskMetrics from "../observability/TaskMetrics.js"
 
 /**
  * How long a claimed task belongs to this worker before others may take it over. Each step is
- * one vendor call; mirroring a result extends the lease first (`mirrorLeaseMs`).
+ * one vendor call (or one result mirror); while it runs, a heartbeat renews the lease every
+ * `heartbeatMs` (see `Lease.guarded`), so a replica that dies frees its tasks within `leaseMs`
+ * whatever it was doing, and one that lost its lease stops the step before its next side effect.
  */
 export const leaseMs = 30_000
 
-/** The lease while result media is copied into the store. */
-export const mirrorLeaseMs = 600_000
-
-/**
- * The lease while a submit (or its reconciliation) is in flight: longer than any adapter's
- * request timeout, so no other worker can take the task over and submit it again meanwhile.
- */
-export const submitLeaseMs = 300_000
+/** How often a running step renews its lease. */
+export const heartbeatMs = 10_000
 
 /** Idle wait between claims when nothing woke the loop. */
 export const idleMs = 200
@@ -71,6 +68,23 @@ const make = Effect.gen(function*() {
   const entries = new Map(registry.entries.map((e) => [e.id, e]))
   const owner = `worker-${randomUUID()}`
   const signal = yield* Queue.sliding<void>(1)
+
+  /**
+   * Runs one vendor call (or mirror) of `task` while renewing its lease. `task` is the row as this
+   * worker last wrote it; the step makes no write while `work` runs, so its version is current.
+   */
+  const guarded = <A, E, R>(task: Task, work: Effect.Effect<A, E, R>) =>
+    Lease.guarded({
+      id: task.id,
+      leaseMs,
+      heartbeatMs,
+      heldUntil: task.leaseUntil ?? 0,
+      renew: (until) => store.renewLease(task, owner, until)
+    }, work)
+
+  /** The step stops here: the task is another worker's (or cancelled) now, and nothing is written. */
+  const leaseLost = (task: Task, e: Lease.LeaseLost) =>
+    Effect.logWarning(`stopped working on a task: ${e.reason}`).pipe(Effect.annotateLogs("task", task.id))
 
   const pollDelay = (entry: ModelEntry.ModelEntry, hint: Duration.DurationInput | undefined, first: boolean) =>
     Cadence.pollDelay(entry, { override: settings.pollIntervalMs, hint, first })
@@ -149,14 +163,13 @@ const make = Effect.gen(function*() {
           return fail(task, now, failure(3001, Errors.titles[3001], "the vendor reported success without any result"))
         }
         return Effect.gen(function*() {
-          const leased = yield* store.update(task, { leaseUntil: now + mirrorLeaseMs }, now)
-          if (Option.isNone(leased)) return Option.none<Task>()
-          return yield* mirror(leased.value, entry, adapter, outcome.media, now).pipe(
+          // Media is written to temporary files renamed into place, so a mirror cut midway (lease
+          // lost, crash) leaves no partial object; the next owner mirrors again from the start.
+          return yield* guarded(task, mirror(task, entry, adapter, outcome.media, now)).pipe(
             Effect.matchEffect({
-              // The row changed when the lease was extended: errors are recorded against it.
-              onFailure: (e) => onError(leased.value, now, e, false),
+              onFailure: (e) => (e instanceof Lease.LeaseLost ? Effect.as(leaseLost(task, e), Option.none<Task>()) : onError(task, now, e, false)),
               onSuccess: (result) =>
-                finish(leased.value, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`).pipe(
+                finish(task, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`).pipe(
                   // Changed meanwhile (a cancel): the copies belong to no task and go.
                   Effect.tap((done) =>
                     Option.isNone(done)
@@ -188,12 +201,14 @@ const make = Effect.gen(function*() {
   const submit = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, upstream: VendorAdapter.UpstreamTask, now: number) =>
     Effect.gen(function*() {
       // Record the intent first: after a crash, "submitting" tells the next owner to reconcile.
-      const marked = yield* store.update(task, { submitState: "submitting", leaseUntil: now + submitLeaseMs }, now)
+      const at = yield* Clock.currentTimeMillis
+      const marked = yield* store.update(task, { submitState: "submitting", leaseUntil: at + leaseMs }, now)
       if (Option.isNone(marked)) return
-      yield* adapter.submit(upstream).pipe(
+      yield* guarded(marked.value, adapter.submit(upstream)).pipe(
         Effect.matchEffect({
           onSuccess: (s) => accepted(marked.value, entry, now, s),
-          onFailure: (e) => onError(marked.value, now, e, true)
+          // Cut midway: the task stays "submitting", so its next owner reconciles (or fails it with 3001).
+          onFailure: (e) => (e instanceof Lease.LeaseLost ? leaseLost(marked.value, e) : onError(marked.value, now, e, true))
         })
       )
     })
@@ -232,17 +247,22 @@ const make = Effect.gen(function*() {
           return yield* submit(task, entry, adapter, upstream, now)
         case "submitting": {
           if (adapter.reconcile === undefined) return yield* fail(task, now, lostSubmit)
-          const held = yield* store.update(task, { leaseUntil: now + submitLeaseMs }, now)
+          const at = yield* Clock.currentTimeMillis
+          const held = yield* store.update(task, { leaseUntil: at + leaseMs }, now)
           if (Option.isNone(held)) return
-          const found = yield* Effect.either(adapter.reconcile(upstream))
-          if (found._tag === "Left") return yield* onError(held.value, now, found.left, false)
+          const found = yield* Effect.either(guarded(held.value, adapter.reconcile(upstream)))
+          if (found._tag === "Left") {
+            return yield* (found.left instanceof Lease.LeaseLost ? leaseLost(held.value, found.left) : onError(held.value, now, found.left, false))
+          }
           if (found.right !== undefined) return yield* accepted(held.value, entry, now, found.right)
           // The vendor never saw it: submitting now cannot create a second job.
           return yield* submit(held.value, entry, adapter, upstream, now)
         }
         case "submitted": {
-          const outcome = yield* Effect.either(adapter.poll({ ...upstream, upstreamRef: task.upstreamRef! }))
-          if (outcome._tag === "Left") return yield* onError(task, now, outcome.left, false)
+          const outcome = yield* Effect.either(guarded(task, adapter.poll({ ...upstream, upstreamRef: task.upstreamRef! })))
+          if (outcome._tag === "Left") {
+            return yield* (outcome.left instanceof Lease.LeaseLost ? leaseLost(task, outcome.left) : onError(task, now, outcome.left, false))
+          }
           return yield* apply(task, entry, adapter, now, outcome.right).pipe(
             Effect.catchAll((e) => onError(task, now, e, false))
           )

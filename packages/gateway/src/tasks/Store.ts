@@ -324,12 +324,23 @@ const make = Effect.gen(function*() {
       Effect.asVoid
     )
 
+  /**
+   * Extends the lease `owner` holds on the task at `task.version` to `until`: `false` when the
+   * lease is gone (claimed by another worker, released, or the task changed). It leaves `version`
+   * alone, so the worker's own next compare-and-set still applies.
+   */
+  const renewLease = (task: Task, owner: string, until: number) =>
+    sql`UPDATE tasks SET lease_until = ${until}
+      WHERE id = ${task.id} AND version = ${task.version} AND lease_owner = ${owner}
+        AND status IN ('pending', 'processing')
+      RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+
   /** Counts tasks by status (for `/readyz` and metrics). */
   const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
     Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
   )
 
-  return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, inFlight } as const
+  return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, renewLease, inFlight } as const
 })
 
 /** The task store. */

@@ -41,8 +41,12 @@ export type TaskEventType = (typeof taskEvents)[number]
 /** How long a receiver has to answer. */
 export const deliveryTimeoutMs = 10_000
 
-/** A claimed delivery belongs to its worker this long (longer than the timeout). */
-export const deliveryLeaseMs = 60_000
+/**
+ * A claimed delivery belongs to its worker this long: longer than the timeout (one attempt is
+ * one bounded request), and as short as a task lease, so a dead replica's deliveries go out
+ * from another one within 30 s.
+ */
+export const deliveryLeaseMs = 30_000
 
 /** Deliveries in flight per replica, overall and towards one endpoint. */
 export const maxInFlight = 64
@@ -421,7 +425,14 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.void
   })
 
-  return { create, list, find, remove, sendTest, deliveries, runOnce, deliverDue, loop, rules, releaseAllLeasesIfEmbedded } as const
+  /**
+   * Releases the leases of this process's deliveries (at shutdown, after the loop stopped): an
+   * attempt cut by the shutdown is sent again at once by another replica (at least once).
+   */
+  const releaseLeases = sql`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL
+    WHERE lease_owner = ${owner} AND status = 'pending'`.pipe(Effect.asVoid)
+
+  return { create, list, find, remove, sendTest, deliveries, runOnce, deliverDue, loop, rules, releaseAllLeasesIfEmbedded, releaseLeases, owner } as const
 })
 
 /** The webhooks service. */
@@ -432,5 +443,16 @@ export const layer = Layer.scoped(Webhooks, make)
 
 /** Runs the delivery loop for the lifetime of the layer. */
 export const layerWorker = Layer.scopedDiscard(
-  Effect.flatMap(Webhooks, (w) => Effect.zipRight(w.releaseAllLeasesIfEmbedded, Effect.forkScoped(w.loop)))
+  Effect.flatMap(Webhooks, (w) =>
+    Effect.zipRight(
+      w.releaseAllLeasesIfEmbedded,
+      // Added before the loop is forked, so it runs after the loop is interrupted.
+      Effect.zipRight(
+        Effect.addFinalizer(() =>
+          w.releaseLeases.pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("could not release webhook delivery leases at shutdown", cause))
+          )),
+        Effect.forkScoped(w.loop)
+      )
+    ))
 )
