@@ -2,7 +2,8 @@
  * Reading the usage ledger (DESIGN.md §10): `GET /v1/usage` (the caller's tenant), `GET
  * /admin/usage` (every tenant, or one), and `genway usage`; plus the E1/E2 side of budgets:
  * refuse a request once the budget is used up (429 `insufficient_quota`) and record each finished
- * request from its `usage`.
+ * request from its `usage`. Units are those of settled rows; open reservations count only in
+ * `reserved_usd`.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -105,8 +106,9 @@ export const report = (options: {
       : undefined
     const column = sql.literal(expression ?? "''")
     const rows = yield* sql`SELECT ${column} AS g,
-        SUM(seconds) AS seconds, SUM(images) AS images, SUM(input_tokens) AS input_tokens,
-        SUM(output_tokens) AS output_tokens, SUM(cost_micros) AS cost, SUM(reserved_micros) AS reserved,
+        SUM(CASE WHEN state = 'settled' THEN seconds ELSE 0 END) AS seconds,
+        SUM(CASE WHEN state = 'settled' THEN images ELSE 0 END) AS images,
+        SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_micros) AS cost, SUM(reserved_micros) AS reserved,
         SUM(CASE WHEN outcome = 'completed' THEN 1 ELSE 0 END) AS completed,
         SUM(CASE WHEN outcome = 'failed' THEN 1 ELSE 0 END) AS failed,
         SUM(CASE WHEN outcome = 'canceled' THEN 1 ELSE 0 END) AS canceled,
