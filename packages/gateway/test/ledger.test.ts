@@ -5,14 +5,17 @@
  * CSV against the JSON totals.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as UsageCli from "../src/cli/Usage.js"
+import * as Models from "../src/platform/Models.js"
 import * as Chat from "./chatHarness.js"
 import * as Harness from "./harness.js"
 
@@ -236,4 +239,20 @@ describe("usage ledger", () => {
         assert.strictEqual((yield* Harness.send(Harness.get("/admin/usage", key.token))).status, 401)
       }))
   })
+})
+
+describe("prices in the models file", () => {
+  it.effect("price is read per entry and applied by the registry; a negative price is one line naming it", () =>
+    Effect.gen(function*() {
+      const dir = Harness.tempDir()
+      const good = path.join(dir, "m.yaml")
+      fs.writeFileSync(good, `"vendor-b/vid2.6-t2i":\n  price: { per_image: 0.04 }\n`)
+      const overrides = yield* Models.readOverrides(good)
+      const applied = Registry.applyOverrides(Registry.entries, overrides as Record<string, Registry.EntryOverride>)
+      assert.deepStrictEqual(applied.entries.find((e) => e.id === "vendor-b/vid2.6-t2i")?.price, { per_image: 0.04 })
+      const bad = path.join(dir, "bad.json")
+      fs.writeFileSync(bad, JSON.stringify({ "vendor-b/vid2.6-t2i": { price: { per_image: -1 } } }))
+      const message = yield* Effect.map(Effect.flip(Models.readOverrides(bad)), (e) => e.message)
+      assert.include(message, `entry "vendor-b/vid2.6-t2i", field price.per_image must be a price in USD`)
+    }))
 })
