@@ -58,6 +58,25 @@ export type Rule<A> = (body: A, context: RuleContext) => ReadonlyArray<Issue>
 /** Which wire surface an entry belongs to. */
 export type EntryKind = "task" | "chat" | "responses"
 
+/**
+ * How an entry is billed (DESIGN.md §10): video seconds (the vendor's reported duration when its
+ * protocol reports one, else the request's `field`, else `default`), images (the number of
+ * results; reserved from the request's `field`, else `default`), or input/output tokens (from
+ * the answer's `usage`).
+ */
+export type Billing =
+  | { readonly unit: "seconds"; readonly field: string; readonly default: number }
+  | { readonly unit: "images"; readonly field?: string; readonly default: number }
+  | { readonly unit: "tokens" }
+
+/** An entry's price in USD (deployment configuration, `GATEWAY_MODELS_FILE`); absent counts at cost 0. */
+export interface Price {
+  readonly per_second?: number
+  readonly per_image?: number
+  readonly per_1m_input_tokens?: number
+  readonly per_1m_output_tokens?: number
+}
+
 /** One model of the gateway. */
 export interface ModelEntry<A = any> {
   /** `vendor/model`, unique. */
@@ -89,6 +108,10 @@ export interface ModelEntry<A = any> {
   readonly createIncludesStatus: boolean
   /** Largest accepted request body in bytes. */
   readonly maxBodyBytes: number
+  /** The billing unit and how units are read (DESIGN.md §10). */
+  readonly billing?: Billing
+  /** The deployment's price for the entry, if any (snapshotted onto each usage ledger row). */
+  readonly price?: Price
 }
 
 /** A task entry: one whose `result` is set. */

@@ -31,6 +31,7 @@ import * as ResponsesService from "./responses/Service.js"
 import * as Scheduler from "./tasks/Scheduler.js"
 import * as Sweeper from "./platform/Sweeper.js"
 import * as TaskStore from "./tasks/Store.js"
+import * as Ledger from "./ledger/Ledger.js"
 import * as TransitionHooks from "./tasks/Hooks.js"
 import * as Vendors from "./vendors/Vendors.js"
 import * as Upstream from "./observability/Upstream.js"
@@ -79,7 +80,7 @@ export const services = <E, R, E2, R2>(
     Layer.provide(upstreamHttp)
   )
   const base = Layer.mergeAll(stores, registry, upstream)
-  return Layer.mergeAll(Scheduler.layer, Webhooks.layer).pipe(Layer.provideMerge(base))
+  return Layer.mergeAll(Scheduler.layer, Webhooks.layer, Ledger.layer).pipe(Layer.provideMerge(base))
 }
 
 /** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */

@@ -31,6 +31,7 @@ export interface EntryOverride {
   readonly poll?: Partial<ModelEntry.PollPolicy>
   readonly retention?: string | null
   readonly mirror?: boolean
+  readonly price?: ModelEntry.Price
 }
 
 /** Applies overrides by entry id; disabled entries are dropped. Unknown ids are reported. */
@@ -53,7 +54,8 @@ export const applyOverrides = (
       upstream: o.upstreamModel !== undefined ? { ...entry.upstream, model: o.upstreamModel } : entry.upstream,
       poll: o.poll !== undefined ? { ...entry.poll, ...o.poll } : entry.poll,
       retention: o.retention !== undefined ? o.retention as ModelEntry.ModelEntry["retention"] : entry.retention,
-      mirror: o.mirror ?? entry.mirror
+      mirror: o.mirror ?? entry.mirror,
+      ...(o.price !== undefined ? { price: o.price } : {})
     })
   }
   return { entries: out, unknown }

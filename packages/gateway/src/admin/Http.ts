@@ -47,7 +47,8 @@ export const keyJson = (k: KeyInfo) => ({
 const digest = (s: string) => createHash("sha256").update(s).digest()
 
 /** 404 unless the admin API is enabled, 401 unless the caller presents the admin token. */
-const authorize = Effect.gen(function*() {
+/** Requires the admin token (404 while the admin API is not configured). */
+export const authorize = Effect.gen(function*() {
   const settings = yield* Settings
   const request = yield* HttpServerRequest.HttpServerRequest
   if (Option.isNone(settings.adminToken)) {

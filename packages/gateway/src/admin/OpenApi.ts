@@ -22,7 +22,7 @@ const fields = {
     description: "tasks created with the key that may be pending or processing at once; null: unlimited"
   },
   expires_at: { ...nullable({ type: "string", format: "date-time" }), description: "ISO 8601; must be in the future" },
-  budget_usd: { ...nullable({ type: "number", minimum: 0 }), description: "stored now; enforced with the usage ledger" },
+  budget_usd: { ...nullable({ type: "number", minimum: 0 }), description: "spending limit in USD per budget_period; a create that would pass it is refused (402)" },
   budget_period: { ...nullable({ type: "string", enum: ["day", "month", "total"] }) }
 }
 
@@ -96,7 +96,7 @@ const paths = {
   "/admin/tenants/{tenant}/budget": {
     put: {
       tags: [tag],
-      summary: "Set a tenant's budget (stored now; enforced with the usage ledger)",
+      summary: "Set a tenant's budget (every key of the tenant together)",
       security,
       parameters: [tenantParam],
       requestBody: body({

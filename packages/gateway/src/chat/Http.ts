@@ -20,6 +20,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { PassThrough } from "node:stream"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Usage from "../ledger/Usage.js"
 import type { ApiKeys } from "../platform/ApiKeys.js"
 import * as Limits from "../platform/Limits.js"
 import { ChatService } from "./Service.js"
@@ -40,7 +42,7 @@ export class StreamIdleTimeout extends Context.Reference<StreamIdleTimeout>()("@
 }) {}
 
 /** What this surface's routes need. */
-export type Services = ApiKeys | ChatService
+export type Services = ApiKeys | ChatService | SqlClient.SqlClient
 
 /** The body fields read here; the entry's schema has checked them. */
 interface ChatBody {
@@ -157,7 +159,8 @@ const streamed = (
   upstream: Chat.ChatUpstream,
   request: Chat.ChatRequest,
   meta: Chat.CompletionMeta,
-  headers: Record<string, string>
+  headers: Record<string, string>,
+  record: (usage: Chat.Usage) => Effect.Effect<void, never, SqlClient.SqlClient>
 ) =>
   Effect.gen(function*() {
     const deltas = yield* Effect.mapError(upstream.stream(request), toHttpError)
@@ -197,7 +200,9 @@ const streamed = (
       Effect.matchCauseEffect({
         onSuccess: () =>
           answered
-            ? Effect.zipRight(write(frame(Chat.usageChunk(meta, usage ?? zeroUsage))), Effect.zipRight(write(doneFrame), end))
+            ? Effect.zipRight(write(frame(Chat.usageChunk(meta, usage ?? zeroUsage))), Effect.zipRight(write(doneFrame), end)).pipe(
+              Effect.zipRight(Effect.suspend(() => record(usage ?? zeroUsage)))
+            )
             : fail(httpError(502, "the upstream ended the stream without an answer", { openAiCode: upstreamCodes[502] })),
         onFailure: (cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.void
@@ -253,6 +258,7 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
       })
     }
     yield* Limits.requireModel(principal, entry.id, "model")
+    yield* Usage.requireQuota(principal)
     const checked = yield* traced("validate", () => Validate.validate<ChatBody>(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const request = yield* toChatRequest(entry, checked.right)
@@ -264,8 +270,10 @@ export const create = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
       systemFingerprint: `fp_genway_${upstream.mode}`
     }
     const headers: Record<string, string> = upstream.mode === "sandbox" ? { "x-genway-sandbox": "true" } : {}
-    if (checked.right.body.stream === true) return yield* streamed(upstream, request, meta, headers)
+    const record = (usage: Chat.Usage) => Usage.recordChat(principal, entry, meta.id, usage)
+    if (checked.right.body.stream === true) return yield* streamed(upstream, request, meta, headers, record)
     const result = yield* Effect.mapError(upstream.complete(request), toHttpError)
+    yield* record(result.usage)
     return HttpServerResponse.unsafeJson(Chat.completion(meta, result), { headers })
   })
 }

@@ -15,6 +15,7 @@ import * as Keys from "./Keys.js"
 import { Registry } from "@genway/registry"
 import { Vendors } from "../vendors/Vendors.js"
 import * as Tasks from "./Tasks.js"
+import * as Usage from "./Usage.js"
 
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function*() {
@@ -43,7 +44,7 @@ const serve = Command.make("serve", {}, () =>
   Command.withDescription("Start the gateway (HTTP server, workers, retention sweeper)."))
 
 /** The `genway` command tree. */
-export const command = Command.make("genway").pipe(Command.withSubcommands([serve, Keys.command, Tasks.command]))
+export const command = Command.make("genway").pipe(Command.withSubcommands([serve, Keys.command, Tasks.command, Usage.command]))
 
 const runCommand = Command.run(command, { name: "genway", version: "0.1.0" })
 

@@ -44,7 +44,7 @@ const limitFlags = {
   rpm: text("rpm", "requests per minute over every route; `none`: unlimited"),
   maxInFlight: text("max-in-flight", "tasks pending or processing at once; `none`: unlimited"),
   expiresAt: text("expires-at", "ISO 8601 time after which the key is refused (401); `none`: never"),
-  budgetUsd: text("budget-usd", "budget in US dollars (stored now; enforced with the usage ledger); `none`: no budget"),
+  budgetUsd: text("budget-usd", "budget in US dollars, enforced by the usage ledger; `none`: no budget"),
   budgetPeriod: text("budget-period", "day, month or total")
 }
 

@@ -9,13 +9,14 @@ import * as Effect from "effect/Effect"
 import * as DocsPage from "../docs/Page.js"
 import * as Playground from "../docs/Playground.js"
 import { withAdmin } from "../admin/OpenApi.js"
+import { withUsage } from "../ledger/OpenApi.js"
 
 const cache = new WeakMap<object, { readonly json: string; readonly html: string }>()
 
 const documents = Effect.map(Registry.Registry, (registry) => {
   let cached = cache.get(registry.entries)
   if (cached === undefined) {
-    const doc = withAdmin(Api.openApiSpec(registry.entries))
+    const doc = withUsage(withAdmin(Api.openApiSpec(registry.entries)))
     cached = { json: JSON.stringify(doc), html: DocsPage.render(registry.entries, doc) }
     cache.set(registry.entries, cached)
   }

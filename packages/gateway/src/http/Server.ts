@@ -11,6 +11,7 @@ import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import * as Admin from "../admin/Http.js"
+import * as Usage from "../ledger/Usage.js"
 import * as Chat from "../chat/Http.js"
 import { Settings } from "../platform/Config.js"
 import * as Cors from "./Cors.js"
@@ -40,6 +41,7 @@ export type Services =
   | Responses.Services
   | Effect.Effect.Context<typeof Observability.metrics>
   | Admin.Services
+  | Effect.Effect.Context<typeof Usage.tenantUsage>
   | Webhooks.Services
   | TaskRoutes.Services
 
@@ -57,7 +59,7 @@ export const router = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     HttpRouter.get("/metrics", handle("task", Observability.metrics))
   )
   r = Responses.mount(Chat.mount(r, entries), entries)
-  r = Admin.mount(r)
+  r = Usage.mount(Admin.mount(r))
   r = TaskRoutes.mount(Webhooks.mount(r), entries)
   for (const entry of entries) {
     if (!ModelEntry.isTaskEntry(entry)) continue

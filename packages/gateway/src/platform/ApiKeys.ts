@@ -252,7 +252,7 @@ const make = Effect.gen(function*() {
       (rows) => rows.length > 0
     )
 
-  /** Sets a tenant's budget (stored now; enforced with the usage ledger). */
+  /** Sets a tenant's budget (enforced by the usage ledger). */
   const setTenantBudget = (tenant: string, budgetUsd: number | null, budgetPeriod: BudgetPeriod | null) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis

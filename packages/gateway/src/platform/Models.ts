@@ -28,6 +28,10 @@ const DurationText = Schema.String.annotations({ message: () => `must be ${durat
 const expecting = <A, I>(schema: Schema.Schema<A, I>, expected: string, whole = true): Schema.Schema<A, I> =>
   schema.annotations({ message: () => ({ message: `must be ${expected}`, override: whole }) })
 
+const PriceValue = Schema.Number.annotations({ message: () => "must be a price in USD, a number of at least 0" }).pipe(
+  Schema.filter((n) => Number.isFinite(n) && n >= 0, { message: () => "must be a price in USD, a number of at least 0" })
+)
+
 const Override = expecting(
   Schema.Struct({
     upstreamModel: Schema.optional(expecting(Schema.NonEmptyString, "a non-empty string (the vendor's model id)")),
@@ -45,9 +49,19 @@ const Override = expecting(
       false
     )),
     retention: Schema.optional(Schema.NullOr(DurationText).annotations({ message: () => `must be ${durationExpected}, or null to keep media` })),
-    mirror: Schema.optional(expecting(Schema.Boolean, "true or false"))
+    mirror: Schema.optional(expecting(Schema.Boolean, "true or false")),
+    price: Schema.optional(expecting(
+      Schema.Struct({
+        per_second: Schema.optional(PriceValue),
+        per_image: Schema.optional(PriceValue),
+        per_1m_input_tokens: Schema.optional(PriceValue),
+        per_1m_output_tokens: Schema.optional(PriceValue)
+      }),
+      "an object with per_second, per_image, or per_1m_input_tokens and per_1m_output_tokens (USD)",
+      false
+    ))
   }),
-  "an object with optional upstreamModel, enabled, poll, retention, mirror",
+  "an object with optional upstreamModel, enabled, poll, retention, mirror, price",
   false
 )
 
@@ -70,7 +84,7 @@ const describeIssue = (file: string, error: ParseResult.ParseError, input: unkno
   let actual: unknown = input
   for (const key of issue.path) actual = typeof actual === "object" && actual !== null ? (actual as any)[key] : undefined
   const message = issue._tag === "Unexpected"
-    ? "is not a known field (allowed: upstreamModel, enabled, poll.initial, poll.every, poll.deadline, retention, mirror)"
+    ? "is not a known field (allowed: upstreamModel, enabled, poll.initial, poll.every, poll.deadline, retention, mirror, price)"
     : issue._tag === "Missing"
     ? "is missing"
     : `${issue.message}${issue.message.startsWith("must") ? `; got ${show(actual)}` : ""}`

@@ -21,6 +21,7 @@ import { ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
 import * as EventStream from "../http/EventStream.js"
+import * as Usage from "../ledger/Usage.js"
 import * as Limits from "../platform/Limits.js"
 import { handle } from "../http/Handle.js"
 import { traced } from "../observability/Request.js"
@@ -86,6 +87,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
     yield* Limits.requireModel(principal, entry.id, "model")
+    yield* Usage.requireQuota(principal)
     const json = yield* readJson(entry.maxBodyBytes, principal.tenant)
     const checked = yield* traced("validate", () => Validate.validate(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
+import * as Ledger from "../ledger/Ledger.js"
 import * as Limits from "../platform/Limits.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as Sandbox from "./Sandbox.js"
@@ -109,7 +110,8 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         deadlineAt: now + Duration.toMillis(Duration.decode(entry.poll.deadline)),
         createdAt: now,
         keyId: principal.keyId,
-        maxInFlight: principal.maxInFlight ?? null
+        maxInFlight: principal.maxInFlight ?? null,
+        guard: Ledger.checkBudget(principal.tenant, principal.keyId, Ledger.reservationFor(entry, checked.right.body), now)
       },
       now
     ).pipe(
@@ -120,6 +122,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
           param: "Idempotency-Key"
         })),
       Effect.catchTag("InFlightExceeded", (e: InFlightExceeded) => Limits.inFlightExceeded(e.limit)),
+      Effect.catchTag("BudgetExceeded", (e) => httpError(402, Ledger.describe(e), { title: "Budget exceeded", openAiCode: "insufficient_quota" })),
       Effect.catchTag("SqlError", (e) =>
         Effect.zipRight(Effect.logError("task insert failed", e), httpError(503, "the gateway could not store the task; try again")))
     )

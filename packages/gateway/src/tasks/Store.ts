@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
+import type { BudgetExceeded } from "../ledger/Ledger.js"
 import { TransitionHooks } from "./Hooks.js"
 
 /** Where the worker stands with the vendor. */
@@ -68,6 +69,8 @@ export type NewTask = Omit<
   /** The API key that creates it, and that key's `max_in_flight` (checked in the insert's transaction). */
   readonly keyId?: string | null
   readonly maxInFlight?: number | null
+  /** Runs first in the insert's transaction and may refuse the create (the usage ledger's budget check). */
+  readonly guard?: Effect.Effect<void, SqlError | BudgetExceeded, SqlClient.SqlClient>
 }
 
 /** The idempotency key was used before with another body. */
@@ -136,7 +139,10 @@ const make = Effect.gen(function*() {
   const create = (
     task: NewTask,
     now: number
-  ): Effect.Effect<{ readonly task: Task; readonly replay: boolean }, SqlError | IdempotencyConflict | InFlightExceeded> =>
+  ): Effect.Effect<
+    { readonly task: Task; readonly replay: boolean },
+    SqlError | IdempotencyConflict | InFlightExceeded | BudgetExceeded
+  > =>
     Effect.gen(function*() {
       if (task.idempotencyKey !== null) {
         const existing = yield* findByIdempotencyKey(task.tenant, task.entryId, task.idempotencyKey)
@@ -145,8 +151,9 @@ const make = Effect.gen(function*() {
           return yield* new IdempotencyConflict({ existing: existing.value })
         }
       }
+      const { guard: _guard, ...fields } = task
       const created: Task = {
-        ...task,
+        ...fields,
         status: "pending",
         submitState: "new",
         upstreamRef: null,
@@ -168,6 +175,7 @@ const make = Effect.gen(function*() {
           const open = yield* sql`SELECT COUNT(*) AS n FROM tasks WHERE key_id = ${task.keyId} AND status IN ('pending', 'processing')`
           if (Number(open[0]?.n ?? 0) >= task.maxInFlight) return yield* new InFlightExceeded({ limit: task.maxInFlight })
         }
+        if (task.guard !== undefined) yield* Effect.provideService(task.guard, SqlClient.SqlClient, sql)
         yield* sql`INSERT INTO tasks (
           id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
           upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version, key_id

@@ -68,7 +68,8 @@ export const responses: ModelEntry.ModelEntry<typeof responsesRequest.Type> = {
   stage: "ga",
   createIncludesStatus: false,
   // Conversations with tool outputs, or an inline image or file in `input`, outgrow 1 MB.
-  maxBodyBytes: bodyLimitFor(1)
+  maxBodyBytes: bodyLimitFor(1),
+  billing: { unit: "tokens" }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,7 +132,8 @@ export const reel: ModelEntry.ModelEntry<ReelBody> = {
   mirror: true,
   stage: "beta",
   createIncludesStatus: true,
-  maxBodyBytes: bodyLimitFor(1)
+  maxBodyBytes: bodyLimitFor(1),
+  billing: { unit: "seconds", field: "seconds", default: 8 }
 }
 
 /** Every vendor-a entry, in SPEC.md order. */

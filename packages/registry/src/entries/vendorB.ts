@@ -163,7 +163,8 @@ export const vid21VacePlus: ModelEntry.ModelEntry<VaceBody> = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: bodyLimitFor(3)
+  maxBodyBytes: bodyLimitFor(3),
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,7 +211,8 @@ export const vid25T2vPreview: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "preview",
   createIncludesStatus: false,
-  maxBodyBytes: SMALL_BODY
+  maxBodyBytes: SMALL_BODY,
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 /** E5: image-to-video (SPEC.md §4.6). Audio limits (WAV/MP3, 3–30 s, 15 MB) apply to a URL Genway does not fetch: the vendor checks them. */
@@ -249,7 +251,8 @@ export const vid25I2vPreview: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "preview",
   createIncludesStatus: false,
-  maxBodyBytes: bodyLimitFor(1)
+  maxBodyBytes: bodyLimitFor(1),
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 /** E6: image-to-video at 30 fps (SPEC.md §4.7). */
@@ -289,7 +292,8 @@ export const vid22I2vPlus: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: bodyLimitFor(2)
+  maxBodyBytes: bodyLimitFor(2),
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,7 +343,8 @@ export const vid26T2i: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: SMALL_BODY
+  maxBodyBytes: SMALL_BODY,
+  billing: { unit: "images", field: "n", default: 1 }
 }
 
 /** G5: first and last frame to video. The create body is Genway's decision (SPEC.md shows only the retrieval). */
@@ -375,7 +380,8 @@ export const vid21Kf2vPlus: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: bodyLimitFor(2)
+  maxBodyBytes: bodyLimitFor(2),
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 /** G6: text-to-image (`vid2`, kind segment `image`). The create body is Genway's decision (SPEC.md shows only the retrieval). */
@@ -397,7 +403,8 @@ export const vid2Image: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: SMALL_BODY
+  maxBodyBytes: SMALL_BODY,
+  billing: { unit: "images", field: "n", default: 1 }
 }
 
 /** Every vendor-b entry, in SPEC.md order. */

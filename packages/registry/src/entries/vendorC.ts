@@ -133,7 +133,8 @@ export const clipV26ImageToVideo: ModelEntry.ModelEntry<ClipBody> = {
   createIncludesStatus: true,
   // Up to nine inline images are possible, but masks are small in practice: four full-size
   // images bound the memory one request may take.
-  maxBodyBytes: bodyLimitFor(4)
+  maxBodyBytes: bodyLimitFor(4),
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,7 +166,8 @@ export const clipV25TurboTextToVideo: ModelEntry.ModelEntry = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: SMALL_BODY
+  maxBodyBytes: SMALL_BODY,
+  billing: { unit: "seconds", field: "duration", default: 5 }
 }
 
 /** Every vendor-c entry, in SPEC.md order. */

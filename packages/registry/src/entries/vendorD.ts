@@ -91,7 +91,8 @@ export const imageModel25FlashImagePreview: ModelEntry.ModelEntry<typeof chatReq
   stage: "preview",
   createIncludesStatus: false,
   // Two full-size inline images (an edit: a photo and a reference).
-  maxBodyBytes: bodyLimitFor(2)
+  maxBodyBytes: bodyLimitFor(2),
+  billing: { unit: "tokens" }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,7 +161,8 @@ export const film31Fast: ModelEntry.ModelEntry<FilmBody> = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: bodyLimitFor(2)
+  maxBodyBytes: bodyLimitFor(2),
+  billing: { unit: "seconds", field: "duration", default: 8 }
 }
 
 /** G2: video generation. The create body is Genway's decision (SPEC.md shows only the retrieval). */
@@ -184,7 +186,8 @@ export const film: ModelEntry.ModelEntry<FilmBody> = {
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: bodyLimitFor(2)
+  maxBodyBytes: bodyLimitFor(2),
+  billing: { unit: "seconds", field: "duration", default: 8 }
 }
 
 /** Every vendor-d entry, in SPEC.md order. */

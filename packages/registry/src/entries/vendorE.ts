@@ -42,7 +42,8 @@ const sparkEntry = (model: string, endpoint: string): ModelEntry.ModelEntry<type
   mirror: true,
   stage: "ga",
   createIncludesStatus: false,
-  maxBodyBytes: SMALL_BODY
+  maxBodyBytes: SMALL_BODY,
+  billing: { unit: "seconds", field: "duration", default: 5 }
 })
 
 /** G3: text-to-video. The create body is Genway's decision (SPEC.md shows only the retrieval). */

@@ -1,0 +1,94 @@
+/**
+ * Budgets on PostgreSQL with two gateway replicas on one database: 100 concurrent creates against
+ * a tenant budget for 10 create exactly 10 (the check and the reservation share the insert's
+ * transaction under a per-tenant advisory lock), and settle/release totals hold across replicas.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Registry } from "@genway/registry"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { randomUUID } from "node:crypto"
+import * as Gateway from "../src/Gateway.js"
+import * as Ledger from "../src/ledger/Ledger.js"
+import * as Usage from "../src/ledger/Usage.js"
+import { ApiKeys } from "../src/platform/ApiKeys.js"
+import * as Config from "../src/platform/Config.js"
+import { TaskStore } from "../src/tasks/Store.js"
+import { tempDir } from "./harness.js"
+import * as Pg from "./pg.js"
+
+const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+const priced = Registry.entries.map((e) => (e.id === e4.id ? { ...e, price: { per_second: 0.2 } } : e))
+const entry = priced.find((e) => e.id === e4.id)!
+
+describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on PostgreSQL, two replicas", () => {
+  it.scoped("100 concurrent creates against a budget for 10 create exactly 10", () =>
+    Effect.gen(function*() {
+      const { schema } = yield* Pg.privateSchema
+      const scopedUrl = new URL(Pg.url!)
+      scopedUrl.searchParams.set("options", `-c search_path=${schema}`)
+      const replica = () =>
+        Gateway.services(Effect.succeed(new Map()), Registry.layer(priced)).pipe(
+          Layer.provideMerge(Config.layerWith({
+            dataDir: tempDir(),
+            databaseUrl: Option.some(Redacted.make(scopedUrl.toString())),
+            apiKeys: [],
+            sandboxDelayMs: 1000,
+            pollIntervalMs: Option.none(),
+            modelsFile: Option.none()
+          })),
+          Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+        )
+      const a = yield* Layer.build(replica())
+      const b = yield* Layer.build(replica())
+      yield* Context.get(a, ApiKeys).setTenantBudget("t", 10, "month")
+      const now = Date.now()
+      const body = { prompt: "race" }
+      const create = (ctx: Context.Context<any>, i: number) =>
+        Context.get(ctx, TaskStore).create({
+          id: randomUUID(),
+          tenant: "t",
+          entryId: entry.id,
+          vendor: entry.vendor,
+          mode: "sandbox",
+          request: JSON.stringify({ ...body, n: i }),
+          hints: {},
+          idempotencyKey: null,
+          requestHash: null,
+          upstreamModel: entry.upstream.model,
+          deadlineAt: now + 600_000,
+          createdAt: now,
+          keyId: null,
+          guard: Ledger.checkBudget("t", null, Ledger.reservationFor(entry, body), now)
+        }, now).pipe(
+          Effect.as("created" as const),
+          Effect.catchTag("BudgetExceeded", () => Effect.succeed("refused" as const))
+        )
+      const outcomes = yield* Effect.forEach(
+        Array.from({ length: 100 }, (_, i) => i),
+        (i) => create(i % 2 === 0 ? a : b, i),
+        { concurrency: 100 }
+      )
+      assert.strictEqual(outcomes.filter((o) => o === "created").length, 10)
+      assert.strictEqual(outcomes.filter((o) => o === "refused").length, 90)
+      const report = yield* Usage.report({ from: 0, to: now + 1, tenant: "t" }).pipe(Effect.provide(a))
+      assert.strictEqual(report.total.reserved_usd, 10)
+      // A task that fails gives its reservation back, seen from the other replica.
+      const store = Context.get(a, TaskStore)
+      const open = yield* store.list("t", {}, 1)
+      const failed = yield* store.update(open[0]!, {
+        status: "failed",
+        finishedAt: now,
+        error: { code: 500, title: "Internal Server Error", detail: "x" } as any
+      }, now)
+      assert.isTrue(Option.isSome(failed))
+      const after = yield* Usage.report({ from: 0, to: now + 1, groupBy: "model" }).pipe(Effect.provide(b))
+      assert.strictEqual(after.total.reserved_usd, 9)
+      assert.strictEqual(after.total.counts.failed, 1)
+      assert.strictEqual(after.groups?.[0]?.key, entry.id)
+    }), 60_000)
+})
