@@ -5,8 +5,10 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
@@ -52,3 +54,21 @@ export const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseError, R
     Exclude<E, ParseError>,
     R
   >
+
+/**
+ * How a table's rows are read: `all` decodes every row a statement returns with `Row` (through
+ * `SqlSchema.findAll`), `one` the first (`SqlSchema.findOne`), each then turned into the store's
+ * type by `to`. A row that does not decode is a defect.
+ */
+export const decoder = <A, I, T>(Row: Schema.Schema<A, I>, to: (row: A) => T) => ({
+  all: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Array<T>, Exclude<E, ParseError>, R> =>
+    SqlSchema.findAll({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(
+      Effect.map((rows) => rows.map(to)),
+      orDieOnParse
+    ),
+  one: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Option.Option<T>, Exclude<E, ParseError>, R> =>
+    SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(
+      Effect.map(Option.map(to)),
+      orDieOnParse
+    )
+})

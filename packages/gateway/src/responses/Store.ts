@@ -5,11 +5,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Rows from "../platform/Rows.js"
 
@@ -89,19 +87,8 @@ const toResponse = (r: typeof ResponseRow.Type): StoredResponse => ({
   version: r.version
 })
 
-/** The responses a statement returns, decoded. */
-const responsesOf = <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-  SqlSchema.findAll({ Request: Schema.Void, Result: ResponseRow, execute: () => statement })(undefined).pipe(
-    Effect.map((rows) => rows.map(toResponse)),
-    Rows.orDieOnParse
-  )
-
-/** The first response a statement returns, decoded. */
-const responseOf = <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-  SqlSchema.findOne({ Request: Schema.Void, Result: ResponseRow, execute: () => statement })(undefined).pipe(
-    Effect.map(Option.map(toResponse)),
-    Rows.orDieOnParse
-  )
+/** The responses, or the first response, a statement returns, decoded. */
+const { all: responsesOf, one: responseOf } = Rows.decoder(ResponseRow, toResponse)
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

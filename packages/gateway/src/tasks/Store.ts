@@ -141,19 +141,8 @@ const toTask = (r: typeof TaskRow.Type): Task => ({
   version: r.version
 })
 
-/** The tasks a statement returns, decoded. */
-const tasksOf = <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-  SqlSchema.findAll({ Request: Schema.Void, Result: TaskRow, execute: () => statement })(undefined).pipe(
-    Effect.map((rows) => rows.map(toTask)),
-    Rows.orDieOnParse
-  )
-
-/** The first task a statement returns, decoded. */
-const taskOf = <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-  SqlSchema.findOne({ Request: Schema.Void, Result: TaskRow, execute: () => statement })(undefined).pipe(
-    Effect.map(Option.map(toTask)),
-    Rows.orDieOnParse
-  )
+/** The tasks, or the first task, a statement returns, decoded. */
+const { all: tasksOf, one: taskOf } = Rows.decoder(TaskRow, toTask)
 
 const StatusCount = Schema.Struct({ status: Schema.String, n: Rows.Num })
 const EventRow = Schema.Struct({ at: Rows.Num, from_status: Rows.TextOrNull, to_status: Schema.String, note: Rows.TextOrNull })
