@@ -78,7 +78,7 @@ describe("the registry's HttpApi client against the real server", () => {
         const first = created[0]!
         const finished = yield* Effect.flip(api[first.entry.id]!.cancel({ path: { task_id: first.id } }))
         assert.instanceOf(finished, Api.TaskFinished)
-      }))
+      }), 30_000)
 
     it.scoped("errors decode by status: 404 for another tenant's task, 401 without a token, 400 naming the field", () =>
       Effect.gen(function*() {
