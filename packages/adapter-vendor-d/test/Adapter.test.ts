@@ -4,7 +4,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { SampleMedia, type VendorAdapter } from "@genway/core"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -158,31 +157,10 @@ describe("vendor-d long-running: failures", () => {
       })
     }))
 
-  it.scoped("an unknown operation state is logged and reported as processing", () =>
-    Effect.gen(function*() {
-      const logs: Array<string> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ logLevel, message }) => void logs.push(`${logLevel.label} ${String(message)}`))
-      )
-      const { adapter, emulator } = yield* setup()
-      const t = task({ prompt: "p" })
-      const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "UnknownStatus" })
-      const outcome = yield* adapter.poll(submitted(t, ref)).pipe(Effect.provide(capture))
-      assert.deepStrictEqual(outcome, { _tag: "Running", status: "processing" })
-      assert.isTrue(logs.some((l) => l.startsWith("WARN") && l.includes("unknown `done` value")))
-    }))
-
-  it.scoped("429 RESOURCE_EXHAUSTED is Retryable after RetryInfo.retryDelay, on submit (nothing created) and on poll", () =>
+  // A 429 on submit, 503 and malformed answers on poll, unknown states and leaks: adapter-kit's ContractCases (Contract.test.ts).
+  it.scoped("429 RESOURCE_EXHAUSTED on poll is Retryable after RetryInfo.retryDelay (fractional seconds)", () =>
     Effect.gen(function*() {
       const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "RateLimited", retryDelaySeconds: 27 })
-      const refused = yield* Effect.flip(adapter.submit(task({ prompt: "p" })))
-      assert.strictEqual(refused._tag, "Retryable")
-      if (refused._tag === "Retryable") assert.strictEqual(millis(refused.retryAfter), 27_000)
-      assert.strictEqual(yield* emulator.acceptedSubmits, 0)
-
       const t = task({ prompt: "p" })
       const { ref } = yield* adapter.submit(t)
       yield* emulator.inject("poll", { _tag: "RateLimited", retryDelaySeconds: 1.5 })
@@ -191,17 +169,13 @@ describe("vendor-d long-running: failures", () => {
       assertClean(limited, emulator)
     }))
 
-  it.scoped("503, 500 and malformed JSON on poll are Retryable", () =>
+  it.scoped("a 500 on poll is Retryable", () =>
     Effect.gen(function*() {
       const { adapter, emulator } = yield* setup()
       const t = task({ prompt: "p" })
       const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "Unavailable" })
       yield* emulator.inject("poll", { _tag: "HttpError", status: 500 })
-      yield* emulator.inject("poll", { _tag: "MalformedJson" })
-      for (let i = 0; i < 3; i++) {
-        assert.strictEqual((yield* Effect.flip(adapter.poll(submitted(t, ref))))._tag, "Retryable")
-      }
+      assert.strictEqual((yield* Effect.flip(adapter.poll(submitted(t, ref))))._tag, "Retryable")
     }))
 
   it.scoped("a create accepted but answered by a dropped connection is OutcomeUnknown, sent once", () =>

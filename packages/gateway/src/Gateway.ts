@@ -28,6 +28,7 @@ import * as Limits from "./platform/Limits.js"
 import * as MediaStore from "./platform/MediaStore.js"
 import * as Models from "./platform/Models.js"
 import * as ResponsesService from "./responses/Service.js"
+import * as ResponseStore from "./responses/Store.js"
 import * as Scheduler from "./tasks/Scheduler.js"
 import * as Sweeper from "./platform/Sweeper.js"
 import * as TaskStore from "./tasks/Store.js"
@@ -72,14 +73,14 @@ export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
-  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, MediaStore.layer, Limits.layer).pipe(
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, ResponseStore.layer, MediaStore.layer, Limits.layer).pipe(
     Layer.provideMerge(TransitionHooks.layer),
     Layer.provideMerge(Database.layer)
   )
   const upstream = Layer.mergeAll(Vendors.layer(liveAdapters), ChatService.layer, ResponsesService.layer).pipe(
     Layer.provide(upstreamHttp)
   )
-  const base = Layer.mergeAll(stores, registry, upstream)
+  const base = Layer.mergeAll(registry, upstream).pipe(Layer.provideMerge(stores))
   return Layer.mergeAll(Scheduler.layer, Webhooks.layer, Ledger.layer).pipe(Layer.provideMerge(base))
 }
 

@@ -1,12 +1,16 @@
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as VendorB from "@genway/adapter-vendor-b"
+import * as EmuB from "@genway/adapter-vendor-b/testing"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { Scheduler } from "../src/tasks/Scheduler.js"
 import * as Sweeper from "../src/platform/Sweeper.js"
@@ -91,6 +95,46 @@ describe("a new model is one registry entry", () => {
         assert.strictEqual(bad.json.error.param, "prompt")
         const models = yield* Harness.send(Harness.get("/v1/models"))
         assert.isTrue(models.json.data.some((m: any) => m.id === newEntry.id))
+      }))
+  })
+})
+
+/** The vendor's emulator behind the new model (a live run, not the sandbox). */
+class EmulatorB extends Context.Tag("test/lifecycle/EmulatorB")<EmulatorB, EmuB.Emulator.Emulator>() {}
+
+const liveNewModel = Layer.unwrapScoped(Effect.map(EmuB.Emulator.make({ completeAfterPolls: 2 }), (emulator) =>
+  Layer.merge(
+    Layer.succeed(EmulatorB, emulator),
+    Harness.layer({
+      entries: [...Registry.entries, newEntry],
+      live: Effect.map(
+        VendorB.Adapter.make({ baseUrl: emulator.baseUrl, apiKey: Redacted.make(emulator.apiKey) }),
+        (adapter) => new Map([[adapter.vendor, adapter] as const])
+      ),
+      settings: { pollIntervalMs: Option.some(1000) }
+    })
+  )))
+
+describe("a new model is one registry entry, against the vendor's emulator", () => {
+  layer(liveNewModel)((it) => {
+    it.effect("the vendor is asked for the new upstream model and the task completes with its video", () =>
+      Effect.gen(function*() {
+        const created = yield* Harness.send(Harness.post(newEntry.path, { prompt: "a new model, live" }))
+        assert.strictEqual(created.status, 202, created.text)
+        assert.isUndefined(created.headers["x-genway-sandbox"])
+        const id = created.json.task_info.id
+        let done: any
+        for (let i = 0; i < 8; i++) {
+          yield* Harness.work
+          done = (yield* Harness.send(Harness.get(`${newEntry.path}/${id}`))).json
+          if (done.task_info.status === "completed") break
+          yield* TestClock.adjust("2 seconds")
+        }
+        assert.strictEqual(done.task_info.status, "completed", JSON.stringify(done))
+        assert.strictEqual(done.videos.length, 1)
+        const tasks = yield* Effect.flatMap(EmulatorB, (e) => e.tasks)
+        assert.strictEqual(tasks.length, 1)
+        assert.strictEqual((tasks[0]!.body as { model?: unknown }).model, "vid9-t2v-test")
       }))
   })
 })

@@ -46,12 +46,13 @@ describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept r
         assert.isTrue(Option.isNone(yield* service.retrieve("someone-else", entry, id).pipe(Effect.provide(a))))
       }
 
-      const row = Option.getOrThrow(yield* Store.find("t", entry.id, ids[0]!, 0).pipe(Effect.provide(a)))
-      assert.isTrue(Option.isSome(yield* Store.update(row, {}, 1).pipe(Effect.provide(a))))
-      assert.isTrue(Option.isNone(yield* Store.update(row, {}, 2).pipe(Effect.provide(a))))
+      const store = Context.get(a, Store.ResponseStore)
+      const row = Option.getOrThrow(yield* store.find("t", entry.id, ids[0]!, 0))
+      assert.isTrue(Option.isSome(yield* store.update(row, {}, 1)))
+      assert.isTrue(Option.isNone(yield* store.update(row, {}, 2)))
       yield* TestClock.adjust("29 days")
-      assert.strictEqual(yield* Store.sweep(yield* Clock.currentTimeMillis).pipe(Effect.provide(a)), 0)
+      assert.strictEqual(yield* store.sweep(yield* Clock.currentTimeMillis), 0)
       yield* TestClock.adjust("1 day")
-      assert.strictEqual(yield* Store.sweep(yield* Clock.currentTimeMillis).pipe(Effect.provide(a)), 20)
+      assert.strictEqual(yield* store.sweep(yield* Clock.currentTimeMillis), 20)
     }), 60_000)
 })

@@ -12,7 +12,6 @@
  * survives restarts.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ModelEntry, Responses, type VendorManifest } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -28,20 +27,14 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
+import * as Poller from "./Poller.js"
 import * as Store from "./Store.js"
 import * as List from "../vendors/List.js"
 
 /** How long a kept response stays readable when its entry sets no retention. */
 export const defaultRetention: Duration.DurationInput = "30 days"
 
-/** How long a refresh owns a kept response before another replica may take it. */
-export const leaseMs = 30_000
-
-/** Idle wait of the poller between passes that found little to do. */
-export const idleMs = 1_000
-
-/** How often the poller deletes responses past their retention. */
-export const sweepEveryMs = 60_000
+export { idleMs, leaseMs, sweepEveryMs } from "./Poller.js"
 
 /** A request the gateway refuses itself, before any vendor sees it (400, naming the field). */
 export class RequestRefused extends Data.TaggedError("RequestRefused")<{
@@ -72,19 +65,19 @@ export interface ResponsesApi {
   /** `live` when the responses vendor's variables are set. */
   readonly mode: "live" | "sandbox"
   /** A response to a request without `stream: true` (`queued` at once when `background`). */
-  readonly create: (request: ResponseRequest) => Effect.Effect<Responses.ResponseObject, ServiceError, SqlClient.SqlClient>
+  readonly create: (request: ResponseRequest) => Effect.Effect<Responses.ResponseObject, ServiceError>
   /**
    * The events of a request with `stream: true`, passed on as the vendor sends them. Fails like
    * `create` when the vendor refuses before streaming; a failure while streaming becomes a final
    * `error` event. Interrupting the stream cancels the upstream request.
    */
-  readonly stream: (request: ResponseRequest) => Effect.Effect<Stream.Stream<Responses.ResponseEvent>, ServiceError, SqlClient.SqlClient>
+  readonly stream: (request: ResponseRequest) => Effect.Effect<Stream.Stream<Responses.ResponseEvent>, ServiceError>
   /** A tenant's kept response, refreshed first when it is unfinished and due. */
-  readonly retrieve: (tenant: string, entry: ModelEntry.ModelEntry, id: string) => Effect.Effect<Option.Option<KeptResponse>, SqlError, SqlClient.SqlClient>
+  readonly retrieve: (tenant: string, entry: ModelEntry.ModelEntry, id: string) => Effect.Effect<Option.Option<KeptResponse>, SqlError>
   /** Refreshes the unfinished kept responses that are due; returns how many it took. */
-  readonly runOnce: Effect.Effect<number, SqlError, SqlClient.SqlClient | Registry.Registry>
+  readonly runOnce: Effect.Effect<number, SqlError, Registry.Registry>
   /** `runOnce` and the retention sweep, forever. */
-  readonly loop: Effect.Effect<never, never, SqlClient.SqlClient | Registry.Registry>
+  readonly loop: Effect.Effect<never, never, Registry.Registry>
   /** The lease owner of this process's refreshes (released at shutdown). */
   readonly owner: string
 }
@@ -126,7 +119,9 @@ const describeFailure = (error: Responses.UpstreamError): { readonly code: strin
 export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: VendorManifest.ResponsesSandbox = surface.sandbox) =>
   Effect.gen(function*() {
     const settings = yield* Settings
+    const store = yield* Store.ResponseStore
     const owner = `responses-${randomUUID()}`
+    const poller = yield* Poller.make(live, owner)
     const mode = Option.isSome(live) ? "live" as const : "sandbox" as const
 
     const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) =>
@@ -144,7 +139,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       pollAt: number
     ) => {
       const finished = final === null && Responses.isTerminal(shown.status)
-      return Store.insert({
+      return store.insert({
         id: shown.id,
         tenant: request.tenant,
         entryId: request.entry.id,
@@ -176,7 +171,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         if (typeof previous === "string") {
           // The vendor sees one account for every tenant: only the caller's own responses may be continued.
           const now = yield* Clock.currentTimeMillis
-          const own = yield* Store.find(request.tenant, request.entry.id, previous, now)
+          const own = yield* store.find(request.tenant, request.entry.id, previous, now)
           if (Option.isNone(own)) {
             return yield* new RequestRefused({
               param: "previous_response_id",
@@ -211,7 +206,6 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const stream = (request: ResponseRequest) =>
       Effect.gen(function*() {
         const body = yield* prepare(request)
-        const context = yield* Effect.context<SqlClient.SqlClient>()
         const now = yield* Clock.currentTimeMillis
         let source: Stream.Stream<Responses.ResponseEvent, Responses.UpstreamError>
         let sandboxFinal: Responses.ResponseObject | undefined
@@ -250,50 +244,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
             kept = true
             const shown = sandboxFinal ?? latest
             return shown === undefined ? Effect.void : save(shown)
-          })),
-          Stream.provideContext(context)
+          }))
         )
-      })
-
-    /** One refresh of a leased response; returns the row as it now is. */
-    const step = (row: Store.StoredResponse, entry: ModelEntry.ModelEntry | undefined, now: number) =>
-      Effect.gen(function*() {
-        const settle = (patch: Store.StoredPatch) => Effect.map(Store.update(row, patch, now), Option.getOrElse(() => row))
-        const finish = (body: string, status: string) => settle({ status, body, nextPollAt: null, finishedAt: now })
-        const fail = (code: string, message: string) =>
-          finish(JSON.stringify({ ...JSON.parse(row.body), status: "failed", error: { code, message } }), "failed")
-        const timedOut = () =>
-          fail("gateway_timeout", `the response did not finish before the gateway's deadline (${Duration.format(Duration.millis(row.deadlineAt - row.createdAt))}); the gateway stopped waiting for it`)
-
-        if (row.mode === "sandbox") {
-          if (row.sandboxFinal !== null && now >= (row.nextPollAt ?? 0)) {
-            return yield* finish(row.sandboxFinal, (JSON.parse(row.sandboxFinal) as { status: string }).status)
-          }
-          return yield* settle({})
-        }
-        if (entry === undefined) return yield* fail("model_unavailable", "this gateway no longer serves the model of this response")
-        if (Option.isNone(live)) {
-          if (now >= row.deadlineAt) return yield* timedOut()
-          return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + 60_000 })
-        }
-        const outcome = yield* Effect.either(live.value.retrieve(row.id))
-        if (outcome._tag === "Right") {
-          const response = Responses.withOutputText(outcome.right)
-          const body = JSON.stringify(response)
-          if (Responses.isTerminal(response.status)) return yield* finish(body, response.status)
-          if (now >= row.deadlineAt) return yield* timedOut()
-          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + (yield* pollDelay(entry, false)) })
-        }
-        const error = outcome.left
-        if (error._tag === "ResponseNotFound") {
-          return yield* fail("response_lost", "the vendor no longer knows this response, and it had not finished when last seen")
-        }
-        if (now >= row.deadlineAt) return yield* timedOut()
-        yield* Effect.logWarning("a kept response could not be refreshed; trying again later", error.message).pipe(
-          Effect.annotateLogs("response", row.id)
-        )
-        const hint = "retryAfterMs" in error ? error.retryAfterMs : undefined
-        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
       })
 
     /** What a read shows: a sandboxed background response is `queued` for a tenth of its time, then `in_progress`. */
@@ -306,51 +258,17 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const retrieve = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const found = yield* Store.find(tenant, entry.id, id, now)
+        const found = yield* store.find(tenant, entry.id, id, now)
         if (Option.isNone(found)) return Option.none<KeptResponse>()
         let row = found.value
         if (row.nextPollAt !== null && row.nextPollAt <= now) {
-          const claimed = yield* Store.claim(row.id, owner, now, leaseMs)
-          if (Option.isSome(claimed)) row = yield* step(claimed.value, entry, now)
+          const claimed = yield* store.claim(row.id, owner, now, Poller.leaseMs)
+          if (Option.isSome(claimed)) row = yield* poller.refresh(claimed.value, entry, now)
         }
         return Option.some<KeptResponse>({ mode: row.mode, json: present(row, now) })
       })
 
-    const runOnce = Effect.gen(function*() {
-      const registry = yield* Registry.Registry
-      const now = yield* Clock.currentTimeMillis
-      const claimed = yield* Store.claimDue(owner, now, leaseMs, settings.workerBatch)
-      yield* Effect.forEach(
-        claimed,
-        (row) =>
-          step(row, registry.entries.find((e) => e.id === row.entryId), now).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logError("refreshing a kept response failed; its lease will expire and it will be retried", cause).pipe(
-                Effect.annotateLogs("response", row.id)
-              )
-            )
-          ),
-        { concurrency: settings.workerConcurrency, discard: true }
-      )
-      return claimed.length
-    })
-
-    const loop = Effect.gen(function*() {
-      let sweptAt = Number.NEGATIVE_INFINITY
-      while (true) {
-        const now = yield* Clock.currentTimeMillis
-        if (now - sweptAt >= sweepEveryMs) {
-          sweptAt = now
-          yield* Store.sweep(now).pipe(
-            Effect.tap((n) => (n > 0 ? Effect.logInfo(`retention: deleted ${n} kept response(s)`) : Effect.void)),
-            Effect.catchAllCause((cause) => Effect.logWarning("response retention sweep failed; will retry", cause))
-          )
-        }
-        const n = yield* runOnce.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("response poller pass failed", cause), 0)))
-        if (n < settings.workerBatch) yield* Effect.sleep(idleMs)
-      }
-    })
-
+    const { runOnce, loop } = poller
     return { mode, create, stream, retrieve, runOnce, loop, owner } satisfies ResponsesApi
   })
 
@@ -361,7 +279,7 @@ const surface: NonNullable<VendorManifest.VendorManifest<HttpClient.HttpClient>[
 }
 
 /** The service from the environment: live when the responses vendor's variables are set. */
-export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpClient.HttpClient | Settings> = Layer.effect(
+export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpClient.HttpClient | Settings | Store.ResponseStore> = Layer.effect(
   ResponsesService,
   Effect.flatMap(surface.live, (live) => make(live))
 )
@@ -373,11 +291,12 @@ export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpC
  */
 export const layerWorker = Layer.scopedDiscard(Effect.gen(function*() {
   const service = yield* ResponsesService
-  const released = yield* Store.releaseAllLeasesIfEmbedded.pipe(Effect.orElseSucceed(() => 0))
+  const store = yield* Store.ResponseStore
+  const released = yield* store.releaseAllLeasesIfEmbedded.pipe(Effect.orElseSucceed(() => 0))
   if (released > 0) yield* Effect.logInfo(`resuming ${released} kept response(s) left in flight by the previous run`)
   // Runs after the loop is interrupted: another replica refreshes this one's responses at once.
   yield* Effect.addFinalizer(() =>
-    Store.releaseLeasesOf(service.owner).pipe(
+    store.releaseLeasesOf(service.owner).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("could not release kept-response leases at shutdown", cause))
     ))
   yield* Effect.forkScoped(service.loop)

@@ -2,14 +2,14 @@
  * Model responses (E2) kept by the gateway, one row per response, owned by a tenant. A row that is
  * not finished carries a poll schedule and a lease, so the background poller and a read that
  * finds it due never refresh it both; every change is a compare-and-set on `version`.
- *
- * The functions take the `SqlClient` from the caller's context: the store is used by the request
- * handlers and by the poller, which both run where the database is.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Rows from "../platform/Rows.js"
 
 /** A kept response. */
 export interface StoredResponse {
@@ -44,35 +44,57 @@ export type NewStoredResponse = Omit<StoredResponse, "attempts" | "leaseOwner" |
 /** Fields a refresh may change. */
 export type StoredPatch = Partial<Pick<StoredResponse, "status" | "body" | "attempts" | "nextPollAt" | "finishedAt">>
 
-const num = (v: unknown): number => (typeof v === "number" ? v : Number(v))
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
-
-const fromRow = (r: Record<string, unknown>): StoredResponse => ({
-  id: r.id as string,
-  tenant: r.tenant as string,
-  entryId: r.entry_id as string,
-  mode: r.mode as StoredResponse["mode"],
-  status: r.status as string,
-  background: num(r.background) === 1,
-  body: r.body as string,
-  sandboxFinal: (r.sandbox_final as string | null) ?? null,
-  attempts: num(r.attempts),
-  nextPollAt: numOrNull(r.next_poll_at),
-  deadlineAt: num(r.deadline_at),
-  leaseOwner: (r.lease_owner as string | null) ?? null,
-  leaseUntil: numOrNull(r.lease_until),
-  createdAt: num(r.created_at),
-  updatedAt: num(r.updated_at),
-  finishedAt: numOrNull(r.finished_at),
-  expiresAt: num(r.expires_at),
-  version: num(r.version)
+/** A `responses` row as the database returns it. */
+const ResponseRow = Schema.Struct({
+  id: Schema.String,
+  tenant: Schema.String,
+  entry_id: Schema.String,
+  mode: Schema.Literal("live", "sandbox"),
+  status: Schema.String,
+  background: Rows.Num,
+  body: Schema.String,
+  sandbox_final: Rows.TextOrNull,
+  attempts: Rows.Num,
+  next_poll_at: Rows.NumOrNull,
+  deadline_at: Rows.Num,
+  lease_owner: Rows.TextOrNull,
+  lease_until: Rows.NumOrNull,
+  created_at: Rows.Num,
+  updated_at: Rows.Num,
+  finished_at: Rows.NumOrNull,
+  expires_at: Rows.Num,
+  version: Rows.Num
 })
 
-const first = (rows: ReadonlyArray<Record<string, unknown>>) => (rows.length === 0 ? Option.none<StoredResponse>() : Option.some(fromRow(rows[0]!)))
+const toResponse = (r: typeof ResponseRow.Type): StoredResponse => ({
+  id: r.id,
+  tenant: r.tenant,
+  entryId: r.entry_id,
+  mode: r.mode,
+  status: r.status,
+  background: r.background === 1,
+  body: r.body,
+  sandboxFinal: r.sandbox_final,
+  attempts: r.attempts,
+  nextPollAt: r.next_poll_at,
+  deadlineAt: r.deadline_at,
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  finishedAt: r.finished_at,
+  expiresAt: r.expires_at,
+  version: r.version
+})
 
-/** Keeps a response. An id kept already stays as it is (the first writer wins). */
-export const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+/** The responses, or the first response, a statement returns, decoded. */
+const { all: responsesOf, one: responseOf } = Rows.decoder(ResponseRow, toResponse)
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  /** Keeps a response. An id kept already stays as it is (the first writer wins). */
+  const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError> =>
     sql`INSERT INTO responses (
       id, tenant, entry_id, mode, status, background, body, sandbox_final, attempts, next_poll_at, deadline_at,
       created_at, updated_at, finished_at, expires_at, version
@@ -80,71 +102,73 @@ export const insert = (row: NewStoredResponse, now: number): Effect.Effect<void,
       ${row.id}, ${row.tenant}, ${row.entryId}, ${row.mode}, ${row.status}, ${row.background ? 1 : 0}, ${row.body},
       ${row.sandboxFinal}, 0, ${row.nextPollAt}, ${row.deadlineAt}, ${row.createdAt}, ${now}, ${row.finishedAt},
       ${row.expiresAt}, 0
-    ) ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
+    ) ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
 
-/** A tenant's unexpired response of one entry; another tenant's id is not found. */
-export const find = (tenant: string, entryId: string, id: string, now: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`SELECT * FROM responses
-      WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId} AND expires_at > ${now}`.pipe(Effect.map(first)))
+  /** A tenant's unexpired response of one entry; another tenant's id is not found. */
+  const find = (tenant: string, entryId: string, id: string, now: number) =>
+    responseOf(sql`SELECT * FROM responses
+      WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId} AND expires_at > ${now}`)
 
-/** Leases one response if it is due and nobody holds it. */
-export const claim = (id: string, owner: string, now: number, leaseMs: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE responses SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, version = version + 1
+  /** Leases one response if it is due and nobody holds it. */
+  const claim = (id: string, owner: string, now: number, leaseMs: number) =>
+    responseOf(sql`UPDATE responses SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, version = version + 1
       WHERE id = ${id} AND next_poll_at IS NOT NULL AND next_poll_at <= ${now}
         AND (lease_until IS NULL OR lease_until < ${now})
-      RETURNING *`.pipe(Effect.map(first)))
+      RETURNING *`)
 
-/** Leases up to `limit` due responses to `owner`. */
-export const claimDue = (owner: string, now: number, leaseMs: number, limit: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
-    const until = now + leaseMs
-    const lock = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE SKIP LOCKED"), orElse: () => sql.literal("") })
-    return sql`UPDATE responses SET lease_owner = ${owner}, lease_until = ${until}, version = version + 1
-      WHERE id IN (
-        SELECT id FROM responses
-        WHERE next_poll_at IS NOT NULL AND next_poll_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now})
-        ORDER BY next_poll_at LIMIT ${limit}
-        ${lock}
-      )
-      RETURNING *`.pipe(Effect.map((rows) => rows.map(fromRow)))
-  })
+  /** Leases up to `limit` due responses to `owner`. */
+  const claimDue = (owner: string, now: number, leaseMs: number, limit: number) =>
+    responsesOf(Rows.claimDue(
+      sql,
+      "responses",
+      { where: sql`next_poll_at IS NOT NULL AND next_poll_at <= ${now}`, order: "next_poll_at" },
+      owner,
+      now,
+      leaseMs,
+      limit
+    ))
 
-/**
- * Applies `patch` and drops the lease if the row is still at `row.version`. `None` when someone
- * else changed it meanwhile (the caller's work is dropped).
- */
-export const update = (row: StoredResponse, patch: StoredPatch, now: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+  /**
+   * Applies `patch` and drops the lease if the row is still at `row.version`. `None` when someone
+   * else changed it meanwhile (the caller's work is dropped).
+   */
+  const update = (row: StoredResponse, patch: StoredPatch, now: number) => {
     const next = { ...row, ...patch }
-    return sql`UPDATE responses SET
+    return responseOf(sql`UPDATE responses SET
         status = ${next.status}, body = ${next.body}, attempts = ${next.attempts}, next_poll_at = ${next.nextPollAt},
         finished_at = ${next.finishedAt}, lease_owner = NULL, lease_until = NULL, updated_at = ${now},
         version = version + 1
       WHERE id = ${row.id} AND version = ${row.version}
-      RETURNING *`.pipe(Effect.map(first))
-  })
+      RETURNING *`)
+  }
 
-/** Deletes responses past their retention; returns how many. */
-export const sweep = (now: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`DELETE FROM responses WHERE expires_at <= ${now} RETURNING id`.pipe(Effect.map((rows) => rows.length)))
+  /** Deletes responses past their retention; returns how many. */
+  const sweep = (now: number) => sql`DELETE FROM responses WHERE expires_at <= ${now} RETURNING id`.pipe(Effect.map((rows) => rows.length))
 
-/** Releases the leases `owner` holds (at shutdown), so another replica refreshes them at once. */
-export const releaseLeasesOf = (owner: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  /** Releases the leases `owner` holds (at shutdown), so another replica refreshes them at once. */
+  const releaseLeasesOf = (owner: string) =>
     sql`UPDATE responses SET lease_owner = NULL, lease_until = NULL, version = version + 1
-      WHERE lease_owner = ${owner}`.pipe(Effect.asVoid))
+      WHERE lease_owner = ${owner}`.pipe(Effect.asVoid)
 
-/**
- * Drops every lease. Only for the embedded SQLite database, which one process owns: after a crash
- * its responses are refreshed at once instead of when their leases run out.
- */
-export const releaseAllLeasesIfEmbedded = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql.onDialectOrElse({
+  /**
+   * Drops every lease. Only for the embedded SQLite database, which one process owns: after a crash
+   * its responses are refreshed at once instead of when their leases run out.
+   */
+  const releaseAllLeasesIfEmbedded = sql.onDialectOrElse({
     sqlite: () =>
       sql`UPDATE responses SET lease_owner = NULL, lease_until = NULL, version = version + 1
         WHERE lease_owner IS NOT NULL RETURNING id`.pipe(Effect.map((rows) => rows.length)),
     orElse: () => Effect.succeed(0)
-  }))
+  })
+
+  return { insert, find, claim, claimDue, update, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
+})
+
+/** The store of kept responses. */
+export class ResponseStore extends Context.Tag("@genway/gateway/ResponseStore")<
+  ResponseStore,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+/** The response store over the `SqlClient` in context. */
+export const layer = Layer.effect(ResponseStore, make)

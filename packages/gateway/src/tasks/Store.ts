@@ -4,15 +4,18 @@
  * any point leaves either the old row or the new one, never a half-written task.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type TaskInfo, TaskState } from "@genway/core"
+import { TaskInfo, TaskState } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
 import type { BudgetExceeded } from "../ledger/Ledger.js"
+import * as Rows from "../platform/Rows.js"
 import { TransitionHooks } from "./Hooks.js"
 
 /** Where the worker stands with the vendor. */
@@ -79,41 +82,73 @@ export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")
 /** The creating key already has `limit` tasks pending or processing. */
 export class InFlightExceeded extends Data.TaggedError("InFlightExceeded")<{ readonly limit: number }> {}
 
-const num = (v: unknown): number => (typeof v === "number" ? v : Number(v))
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v))
-
-const fromRow = (r: Record<string, unknown>): Task => ({
-  id: r.id as string,
-  tenant: r.tenant as string,
-  entryId: r.entry_id as string,
-  vendor: r.vendor as string,
-  mode: r.mode as Task["mode"],
-  status: r.status as Task["status"],
-  request: r.request as string,
-  hints: JSON.parse(r.hints as string),
-  idempotencyKey: (r.idempotency_key as string | null) ?? null,
-  requestHash: (r.request_hash as string | null) ?? null,
-  upstreamModel: r.upstream_model as string,
-  submitState: r.submit_state as SubmitState,
-  upstreamRef: (r.upstream_ref as string | null) ?? null,
-  attempts: num(r.attempts),
-  nextRunAt: num(r.next_run_at),
-  deadlineAt: num(r.deadline_at),
-  leaseOwner: (r.lease_owner as string | null) ?? null,
-  leaseUntil: numOrNull(r.lease_until),
-  submittedAt: numOrNull(r.submitted_at),
-  createdAt: num(r.created_at),
-  updatedAt: num(r.updated_at),
-  finishedAt: numOrNull(r.finished_at),
-  error: r.error_code === null || r.error_code === undefined
-    ? null
-    : { code: num(r.error_code), title: r.error_title as string, detail: r.error_detail as string },
-  result: r.result === null || r.result === undefined ? null : JSON.parse(r.result as string),
-  version: num(r.version)
+/** A `tasks` row as the database returns it; decoding fails (a defect) on a row that is not a task. */
+const TaskRow = Schema.Struct({
+  id: Schema.String,
+  tenant: Schema.String,
+  entry_id: Schema.String,
+  vendor: Schema.String,
+  mode: Schema.Literal("live", "sandbox"),
+  status: TaskInfo.TaskStatus,
+  request: Schema.String,
+  hints: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String })),
+  idempotency_key: Rows.TextOrNull,
+  request_hash: Rows.TextOrNull,
+  upstream_model: Schema.String,
+  submit_state: Schema.Literal("new", "submitting", "submitted"),
+  upstream_ref: Rows.TextOrNull,
+  attempts: Rows.Num,
+  next_run_at: Rows.Num,
+  deadline_at: Rows.Num,
+  lease_owner: Rows.TextOrNull,
+  lease_until: Rows.NumOrNull,
+  submitted_at: Rows.NumOrNull,
+  created_at: Rows.Num,
+  updated_at: Rows.Num,
+  finished_at: Rows.NumOrNull,
+  error_code: Rows.NumOrNull,
+  error_title: Rows.TextOrNull,
+  error_detail: Rows.TextOrNull,
+  result: Schema.NullOr(Schema.parseJson(Schema.Array(Schema.Union(
+    Schema.Struct({ media: Schema.String }),
+    Schema.Struct({ url: Schema.String })
+  )))),
+  version: Rows.Num
 })
 
-const firstTask = (rows: ReadonlyArray<Record<string, unknown>>): Option.Option<Task> =>
-  rows.length === 0 ? Option.none() : Option.some(fromRow(rows[0]!))
+const toTask = (r: typeof TaskRow.Type): Task => ({
+  id: r.id,
+  tenant: r.tenant,
+  entryId: r.entry_id,
+  vendor: r.vendor,
+  mode: r.mode,
+  status: r.status,
+  request: r.request,
+  hints: r.hints,
+  idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash,
+  upstreamModel: r.upstream_model,
+  submitState: r.submit_state,
+  upstreamRef: r.upstream_ref,
+  attempts: r.attempts,
+  nextRunAt: r.next_run_at,
+  deadlineAt: r.deadline_at,
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until,
+  submittedAt: r.submitted_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  finishedAt: r.finished_at,
+  error: r.error_code === null ? null : { code: r.error_code, title: r.error_title ?? "", detail: r.error_detail ?? "" },
+  result: r.result,
+  version: r.version
+})
+
+/** The tasks, or the first task, a statement returns, decoded. */
+const { all: tasksOf, one: taskOf } = Rows.decoder(TaskRow, toTask)
+
+const StatusCount = Schema.Struct({ status: Schema.String, n: Rows.Num })
+const EventRow = Schema.Struct({ at: Rows.Num, from_status: Rows.TextOrNull, to_status: Schema.String, note: Rows.TextOrNull })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -125,12 +160,10 @@ const make = Effect.gen(function*() {
   const event = (taskId: string, at: number, from: string | null, to: string, note: string | null) =>
     sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
 
-  const findById = (id: string) => sql`SELECT * FROM tasks WHERE id = ${id}`.pipe(Effect.map(firstTask))
+  const findById = (id: string) => taskOf(sql`SELECT * FROM tasks WHERE id = ${id}`)
 
   const findByIdempotencyKey = (tenant: string, entryId: string, key: string) =>
-    sql`SELECT * FROM tasks WHERE tenant = ${tenant} AND entry_id = ${entryId} AND idempotency_key = ${key}`.pipe(
-      Effect.map(firstTask)
-    )
+    taskOf(sql`SELECT * FROM tasks WHERE tenant = ${tenant} AND entry_id = ${entryId} AND idempotency_key = ${key}`)
 
   /**
    * Inserts a task and its first event. With an idempotency key, a repeat with the same body
@@ -218,33 +251,19 @@ const make = Effect.gen(function*() {
 
   /** A tenant's task of one entry; another tenant's or another entry's id is not found. */
   const find = (tenant: string, entryId: string, id: string) =>
-    sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`.pipe(Effect.map(firstTask))
+    taskOf(sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`)
 
   /** Leases up to `limit` due active tasks to `owner` until `now + leaseMs`. */
-  const claimDue = (owner: string, now: number, leaseMs: number, limit: number) => {
-    const until = now + leaseMs
-    return sql.onDialectOrElse({
-      pg: () =>
-        sql`UPDATE tasks SET lease_owner = ${owner}, lease_until = ${until}, version = version + 1
-          WHERE id IN (
-            SELECT id FROM tasks
-            WHERE status IN ('pending', 'processing') AND next_run_at <= ${now}
-              AND (lease_until IS NULL OR lease_until < ${now})
-            ORDER BY next_run_at LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED
-          )
-          RETURNING *`,
-      orElse: () =>
-        sql`UPDATE tasks SET lease_owner = ${owner}, lease_until = ${until}, version = version + 1
-          WHERE id IN (
-            SELECT id FROM tasks
-            WHERE status IN ('pending', 'processing') AND next_run_at <= ${now}
-              AND (lease_until IS NULL OR lease_until < ${now})
-            ORDER BY next_run_at LIMIT ${limit}
-          )
-          RETURNING *`
-    }).pipe(Effect.map((rows) => rows.map(fromRow)))
-  }
+  const claimDue = (owner: string, now: number, leaseMs: number, limit: number) =>
+    tasksOf(Rows.claimDue(
+      sql,
+      "tasks",
+      { where: sql`status IN ('pending', 'processing') AND next_run_at <= ${now}`, order: "next_run_at" },
+      owner,
+      now,
+      leaseMs,
+      limit
+    ))
 
   /**
    * Applies `patch` if the task is still at `task.version` and leased to `task.leaseOwner`.
@@ -257,7 +276,7 @@ const make = Effect.gen(function*() {
         yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
         return Option.none<Task>()
       }
-      const rows = yield* sql`UPDATE tasks SET
+      const row = yield* taskOf(sql`UPDATE tasks SET
           status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
           attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
           finished_at = ${next.finishedAt}, error_code = ${next.error?.code ?? null},
@@ -266,12 +285,12 @@ const make = Effect.gen(function*() {
           lease_owner = ${next.leaseOwner}, lease_until = ${next.leaseUntil},
           updated_at = ${next.status !== task.status ? now : task.updatedAt}, version = version + 1
         WHERE id = ${task.id} AND version = ${task.version}
-        RETURNING *`
-      if (rows.length === 0) return Option.none<Task>()
+        RETURNING *`)
+      if (Option.isNone(row)) return Option.none<Task>()
       if (next.status !== task.status || note !== undefined) {
         yield* event(task.id, now, task.status, next.status, note ?? null)
       }
-      const updated = fromRow(rows[0]!)
+      const updated = row.value
       if (next.status !== task.status) yield* runHooks(updated, task.status, now)
       return Option.some(updated)
     }).pipe(
@@ -281,15 +300,13 @@ const make = Effect.gen(function*() {
 
   /** The event log of a task, oldest first. */
   const events = (id: string) =>
-    sql`SELECT at, from_status, to_status, note FROM task_events WHERE task_id = ${id} ORDER BY id`.pipe(
-      Effect.map((rows) =>
-        rows.map((r) => ({
-          at: num(r.at),
-          from: (r.from_status as string | null) ?? null,
-          to: r.to_status as string,
-          note: (r.note as string | null) ?? null
-        }))
-      )
+    SqlSchema.findAll({
+      Request: Schema.String,
+      Result: EventRow,
+      execute: (taskId) => sql`SELECT at, from_status, to_status, note FROM task_events WHERE task_id = ${taskId} ORDER BY id`
+    })(id).pipe(
+      Effect.map((rows) => rows.map((r) => ({ at: r.at, from: r.from_status, to: r.to_status, note: r.note }))),
+      Rows.orDieOnParse
     )
 
   /**
@@ -325,7 +342,7 @@ const make = Effect.gen(function*() {
         ? sql`AND (created_at < ${filter.after.createdAt} OR (created_at = ${filter.after.createdAt} AND id < ${filter.after.id}))`
         : sql``
     }
-      ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(Effect.map((rows) => rows.map(fromRow)))
+      ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(tasksOf)
   /** Releases the leases `owner` holds (at shutdown), so another worker takes its tasks at once. */
   const releaseLeasesOf = (owner: string) =>
     sql`UPDATE tasks SET lease_owner = NULL, lease_until = NULL, version = version + 1 WHERE lease_owner = ${owner}`.pipe(
@@ -344,9 +361,9 @@ const make = Effect.gen(function*() {
       RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
 
   /** Counts tasks by status (for `/readyz` and metrics). */
-  const counts = sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status`.pipe(
-    Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status as string, num(r.n)])))
-  )
+  const counts = SqlSchema.findAll({ Request: Schema.Void, Result: StatusCount, execute: () => sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status` })(
+    undefined
+  ).pipe(Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status, r.n]))), Rows.orDieOnParse)
 
   return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, renewLease, inFlight } as const
 })

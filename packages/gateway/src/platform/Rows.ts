@@ -1,0 +1,74 @@
+/**
+ * What the two leased tables (tasks and kept responses) share: how a row's numbers are decoded
+ * (SQLite gives numbers, PostgreSQL gives `BIGINT` as text) and the one query that leases due rows
+ * to a worker, with `FOR UPDATE SKIP LOCKED` on PostgreSQL so replicas never take the same row.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import type * as Statement from "@effect/sql/Statement"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ParseError } from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** A number column: a number (SQLite) or its decimal text (PostgreSQL `BIGINT`). */
+export const Num = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+/** A nullable number column. */
+export const NumOrNull = Schema.NullOr(Num)
+
+/** A nullable text column (`undefined` from a driver counts as `NULL`). */
+export const TextOrNull = Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+
+/** `FOR UPDATE SKIP LOCKED` where the dialect has it (PostgreSQL); nothing on SQLite's one writer. */
+export const skipLocked = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE SKIP LOCKED"), orElse: () => sql.literal("") })
+
+/**
+ * Leases up to `limit` rows of `table` that are due (`due` holds, oldest `order` first) and not
+ * leased, to `owner` until `now + leaseMs`; returns the leased rows as the database has them.
+ */
+export const claimDue = (
+  sql: SqlClient.SqlClient,
+  table: "tasks" | "responses",
+  due: { readonly where: Statement.Fragment; readonly order: string },
+  owner: string,
+  now: number,
+  leaseMs: number,
+  limit: number
+): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
+  sql`UPDATE ${sql(table)} SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, version = version + 1
+    WHERE id IN (
+      SELECT id FROM ${sql(table)}
+      WHERE ${due.where} AND (lease_until IS NULL OR lease_until < ${now})
+      ORDER BY ${sql(due.order)} LIMIT ${limit}
+      ${skipLocked(sql)}
+    )
+    RETURNING *`
+
+/** A row that does not decode is a broken database, not a request's fault: a defect. */
+export const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseError, R>): Effect.Effect<A, Exclude<E, ParseError>, R> =>
+  Effect.catchIf(effect, (e): e is ParseError => (e as { _tag?: unknown })?._tag === "ParseError", (e) => Effect.die(e)) as Effect.Effect<
+    A,
+    Exclude<E, ParseError>,
+    R
+  >
+
+/**
+ * How a table's rows are read: `all` decodes every row a statement returns with `Row` (through
+ * `SqlSchema.findAll`), `one` the first (`SqlSchema.findOne`), each then turned into the store's
+ * type by `to`. A row that does not decode is a defect.
+ */
+export const decoder = <A, I, T>(Row: Schema.Schema<A, I>, to: (row: A) => T) => ({
+  all: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Array<T>, Exclude<E, ParseError>, R> =>
+    SqlSchema.findAll({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(
+      Effect.map((rows) => rows.map(to)),
+      orDieOnParse
+    ),
+  one: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Option.Option<T>, Exclude<E, ParseError>, R> =>
+    SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(
+      Effect.map(Option.map(to)),
+      orDieOnParse
+    )
+})

@@ -1,0 +1,127 @@
+/**
+ * The background poller of kept responses: leases due rows (`claimDue`, one replica per row),
+ * refreshes each from the live upstream (or reveals a sandboxed one), backs off on failures
+ * (`Cadence`), fails what outlives its deadline, and deletes rows past their retention. A read that
+ * finds its row due refreshes it through the same `refresh`.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { type ModelEntry, Responses } from "@genway/core"
+import { Registry } from "@genway/registry"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Cadence from "../platform/Cadence.js"
+import { Settings } from "../platform/Config.js"
+import * as Store from "./Store.js"
+
+/** How long a refresh owns a kept response before another replica may take it. */
+export const leaseMs = 30_000
+
+/** Idle wait of the poller between passes that found little to do. */
+export const idleMs = 1_000
+
+/** How often the poller deletes responses past their retention. */
+export const sweepEveryMs = 60_000
+
+/** The poller of one service instance; `owner` names its leases. */
+export interface Poller {
+  /** One refresh of a leased response; returns the row as it now is. */
+  readonly refresh: (
+    row: Store.StoredResponse,
+    entry: ModelEntry.ModelEntry | undefined,
+    now: number
+  ) => Effect.Effect<Store.StoredResponse, SqlError>
+  /** One pass: leases due responses and refreshes them; returns how many it leased. */
+  readonly runOnce: Effect.Effect<number, SqlError, Registry.Registry>
+  /** Passes forever, sweeping expired responses now and then. */
+  readonly loop: Effect.Effect<never, never, Registry.Registry>
+}
+
+/** The poller over `live` (none: the sandbox) and the response store. */
+export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: string) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const store = yield* Store.ResponseStore
+
+    const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) =>
+      Cadence.pollDelay(entry, { override: settings.pollIntervalMs, first })
+
+    /** One refresh of a leased response; returns the row as it now is. */
+    const refresh = (row: Store.StoredResponse, entry: ModelEntry.ModelEntry | undefined, now: number) =>
+      Effect.gen(function*() {
+        const settle = (patch: Store.StoredPatch) => Effect.map(store.update(row, patch, now), Option.getOrElse(() => row))
+        const finish = (body: string, status: string) => settle({ status, body, nextPollAt: null, finishedAt: now })
+        const fail = (code: string, message: string) =>
+          finish(JSON.stringify({ ...JSON.parse(row.body), status: "failed", error: { code, message } }), "failed")
+        const timedOut = () =>
+          fail("gateway_timeout", `the response did not finish before the gateway's deadline (${Duration.format(Duration.millis(row.deadlineAt - row.createdAt))}); the gateway stopped waiting for it`)
+
+        if (row.mode === "sandbox") {
+          if (row.sandboxFinal !== null && now >= (row.nextPollAt ?? 0)) {
+            return yield* finish(row.sandboxFinal, (JSON.parse(row.sandboxFinal) as { status: string }).status)
+          }
+          return yield* settle({})
+        }
+        if (entry === undefined) return yield* fail("model_unavailable", "this gateway no longer serves the model of this response")
+        if (Option.isNone(live)) {
+          if (now >= row.deadlineAt) return yield* timedOut()
+          return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + 60_000 })
+        }
+        const outcome = yield* Effect.either(live.value.retrieve(row.id))
+        if (outcome._tag === "Right") {
+          const response = Responses.withOutputText(outcome.right)
+          const body = JSON.stringify(response)
+          if (Responses.isTerminal(response.status)) return yield* finish(body, response.status)
+          if (now >= row.deadlineAt) return yield* timedOut()
+          return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + (yield* pollDelay(entry, false)) })
+        }
+        const error = outcome.left
+        if (error._tag === "ResponseNotFound") {
+          return yield* fail("response_lost", "the vendor no longer knows this response, and it had not finished when last seen")
+        }
+        if (now >= row.deadlineAt) return yield* timedOut()
+        yield* Effect.logWarning("a kept response could not be refreshed; trying again later", error.message).pipe(
+          Effect.annotateLogs("response", row.id)
+        )
+        const hint = "retryAfterMs" in error ? error.retryAfterMs : undefined
+        return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
+      })
+
+    const runOnce = Effect.gen(function*() {
+      const registry = yield* Registry.Registry
+      const now = yield* Clock.currentTimeMillis
+      const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
+      yield* Effect.forEach(
+        claimed,
+        (row) =>
+          refresh(row, registry.entries.find((e) => e.id === row.entryId), now).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logError("refreshing a kept response failed; its lease will expire and it will be retried", cause).pipe(
+                Effect.annotateLogs("response", row.id)
+              )
+            )
+          ),
+        { concurrency: settings.workerConcurrency, discard: true }
+      )
+      return claimed.length
+    })
+
+    const loop = Effect.gen(function*() {
+      let sweptAt = Number.NEGATIVE_INFINITY
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        if (now - sweptAt >= sweepEveryMs) {
+          sweptAt = now
+          yield* store.sweep(now).pipe(
+            Effect.tap((n) => (n > 0 ? Effect.logInfo(`retention: deleted ${n} kept response(s)`) : Effect.void)),
+            Effect.catchAllCause((cause) => Effect.logWarning("response retention sweep failed; will retry", cause))
+          )
+        }
+        const n = yield* runOnce.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("response poller pass failed", cause), 0)))
+        if (n < settings.workerBatch) yield* Effect.sleep(idleMs)
+      }
+    })
+
+    return { refresh, runOnce, loop } satisfies Poller
+  })
