@@ -36,10 +36,14 @@ export interface StoredResponse {
   /** When the row is deleted (retention). */
   readonly expiresAt: number
   readonly version: number
+  /** The request's input items as `input_items` lists them, JSON text; `null` when not known. */
+  readonly inputItems: string | null
 }
 
 /** A response to keep. */
-export type NewStoredResponse = Omit<StoredResponse, "attempts" | "leaseOwner" | "leaseUntil" | "updatedAt" | "version">
+export type NewStoredResponse = Omit<StoredResponse, "attempts" | "leaseOwner" | "leaseUntil" | "updatedAt" | "version" | "inputItems"> & {
+  readonly inputItems?: string | null
+}
 
 /** Fields a refresh may change. */
 export type StoredPatch = Partial<Pick<StoredResponse, "status" | "body" | "attempts" | "nextPollAt" | "finishedAt">>
@@ -65,7 +69,8 @@ const fromRow = (r: Record<string, unknown>): StoredResponse => ({
   updatedAt: num(r.updated_at),
   finishedAt: numOrNull(r.finished_at),
   expiresAt: num(r.expires_at),
-  version: num(r.version)
+  version: num(r.version),
+  inputItems: (r.input_items as string | null | undefined) ?? null
 })
 
 const first = (rows: ReadonlyArray<Record<string, unknown>>) => (rows.length === 0 ? Option.none<StoredResponse>() : Option.some(fromRow(rows[0]!)))
@@ -75,11 +80,11 @@ export const insert = (row: NewStoredResponse, now: number): Effect.Effect<void,
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`INSERT INTO responses (
       id, tenant, entry_id, mode, status, background, body, sandbox_final, attempts, next_poll_at, deadline_at,
-      created_at, updated_at, finished_at, expires_at, version
+      created_at, updated_at, finished_at, expires_at, version, input_items
     ) VALUES (
       ${row.id}, ${row.tenant}, ${row.entryId}, ${row.mode}, ${row.status}, ${row.background ? 1 : 0}, ${row.body},
       ${row.sandboxFinal}, 0, ${row.nextPollAt}, ${row.deadlineAt}, ${row.createdAt}, ${now}, ${row.finishedAt},
-      ${row.expiresAt}, 0
+      ${row.expiresAt}, 0, ${row.inputItems ?? null}
     ) ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
 
 /** A tenant's unexpired response of one entry; another tenant's id is not found. */
@@ -125,6 +130,13 @@ export const update = (row: StoredResponse, patch: StoredPatch, now: number) =>
       WHERE id = ${row.id} AND version = ${row.version}
       RETURNING *`.pipe(Effect.map(first))
   })
+
+/** Deletes a tenant's response of one entry; whether there was one. */
+export const remove = (tenant: string, entryId: string, id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`DELETE FROM responses WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId} RETURNING id`.pipe(
+      Effect.map((rows) => rows.length > 0)
+    ))
 
 /** Deletes responses past their retention; returns how many. */
 export const sweep = (now: number) =>
