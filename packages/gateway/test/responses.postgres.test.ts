@@ -47,6 +47,9 @@ describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept r
       }
 
       const row = Option.getOrThrow(yield* Store.find("t", entry.id, ids[0]!, 0).pipe(Effect.provide(a)))
+      // The input items are kept with the response (migration 0006).
+      const items = Option.getOrThrow(yield* service.inputItems("t", entry, ids[0]!).pipe(Effect.provide(a)))
+      assert.deepStrictEqual(items.map((i) => i["content"]), [[{ type: "input_text", text: "job 0" }]])
       assert.isTrue(Option.isSome(yield* Store.update(row, {}, 1).pipe(Effect.provide(a))))
       assert.isTrue(Option.isNone(yield* Store.update(row, {}, 2).pipe(Effect.provide(a))))
       yield* TestClock.adjust("29 days")
