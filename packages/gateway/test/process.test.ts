@@ -95,7 +95,7 @@ describe("genway CLI", () => {
     const env = { GATEWAY_DATA_DIR: tempDir() }
     const [bogus, revoke, help] = [run(["keys", "bogus"], env), run(["keys", "revoke", "key_nope"], env), run(["keys", "--help"], env)]
     assert.strictEqual(await bogus.exit, 1)
-    assert.include(bogus.output(), `unknown command "genway keys bogus"; use one of: genway keys create, genway keys list, genway keys revoke`)
+    assert.include(bogus.output(), `unknown command "genway keys bogus"; use one of: genway keys create, genway keys list, genway keys update, genway keys rotate, genway keys revoke`)
     assertNoStack(bogus.output())
     assert.strictEqual(await revoke.exit, 1)
     assert.include(revoke.output(), "genway: no active key key_nope")
@@ -103,6 +103,6 @@ describe("genway CLI", () => {
     assertNoStack(revoke.output())
     assert.strictEqual(await help.exit, 0)
     assert.notInclude(help.output(), "\x1b[")
-    assert.include(help.output(), "keys create, keys list, keys revoke")
+    assert.include(help.output(), "keys create, keys list, keys update, keys rotate, keys revoke")
   })
 })
