@@ -200,6 +200,19 @@ export const responsesUpstream = (upstream: Responses.ResponsesUpstream, scrub: 
       upstream.stream(body).pipe(
         Effect.map((stream) => stream.pipe(Stream.map(mapEvent), Stream.mapError(mapError))),
         Effect.mapError(mapError)
-      )
+      ),
+    ...(upstream.cancel !== undefined
+      ? { cancel: (id: string) => upstream.cancel!(id).pipe(Effect.map(mapResponse), Effect.mapError(mapError)) }
+      : {}),
+    ...(upstream.remove !== undefined ? { remove: (id: string) => upstream.remove!(id).pipe(Effect.mapError(mapError)) } : {}),
+    ...(upstream.resume !== undefined
+      ? {
+        resume: (id: string, startingAfter: number | undefined) =>
+          upstream.resume!(id, startingAfter).pipe(
+            Effect.map((stream) => stream.pipe(Stream.map(mapEvent), Stream.mapError(mapError))),
+            Effect.mapError(mapError)
+          )
+      }
+      : {})
   }
 }

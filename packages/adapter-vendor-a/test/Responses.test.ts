@@ -100,6 +100,38 @@ describe("vendor-a responses: protocol", () => {
     }))
 })
 
+describe("vendor-a responses: cancel, delete, resume", () => {
+  it.scoped("cancels a background response, deletes one, and streams a background one again after a sequence number", () =>
+    Effect.gen(function*() {
+      const { emulator, upstream } = yield* setup({ completeOnRetrieve: 5 })
+      const queued = yield* upstream.create(body({ background: true }))
+      const cancelled = yield* upstream.cancel!(queued.id)
+      assert.strictEqual(cancelled.status, "cancelled")
+      const cancel = (yield* emulator.requests).at(-1)!
+      assert.strictEqual(cancel.kind, "responses.cancel")
+      assert.strictEqual(cancel.method, "POST")
+      assert.strictEqual(cancel.path, `/v1/responses/${queued.id}/cancel`)
+      assert.strictEqual(cancel.headers["authorization"], `Bearer ${emulator.apiKey}`)
+      const refused = yield* Effect.flip(upstream.cancel!((yield* upstream.create(body())).id))
+      assert.strictEqual(refused._tag, "UpstreamRejected")
+
+      const background = yield* upstream.create(body({ background: true }))
+      const all = Chunk.toReadonlyArray(yield* Stream.runCollect(yield* upstream.resume!(background.id, undefined)))
+      assert.strictEqual(all.at(-1)!.type, "response.completed")
+      const tail = Chunk.toReadonlyArray(yield* Stream.runCollect(yield* upstream.resume!(background.id, 5)))
+      assert.deepStrictEqual(tail, all.slice(6))
+      assert.deepStrictEqual((yield* emulator.requests).at(-1)!.query, { stream: "true", starting_after: "5" })
+
+      yield* upstream.remove!(background.id)
+      assert.notInclude(yield* emulator.storedResponses, background.id)
+      const gone = yield* Effect.flip(upstream.remove!(background.id))
+      assert.strictEqual(gone._tag, "ResponseNotFound")
+      const lost = yield* Effect.flip(upstream.resume!(background.id, 0))
+      assert.strictEqual(lost._tag, "ResponseNotFound")
+      assertClean(lost, emulator)
+    }))
+})
+
 describe("vendor-a responses: errors", () => {
   it.scoped("the vendor's 400 is the client's: status, message, param and code pass on", () =>
     Effect.gen(function*() {

@@ -210,6 +210,22 @@ export interface ResponsesUpstream {
   readonly stream: (body: Readonly<Record<string, unknown>>) => Effect.Effect<Stream.Stream<ResponseEvent, UpstreamError>, UpstreamError>
   /** The latest state of a response the vendor still keeps. */
   readonly retrieve: (id: string) => Effect.Effect<ResponseObject, UpstreamError>
+  /**
+   * Cancels a background response; its state afterwards (`cancelled`, or the terminal state it
+   * had reached). Absent when the vendor cannot cancel.
+   */
+  readonly cancel?: (id: string) => Effect.Effect<ResponseObject, UpstreamError>
+  /** Deletes a response the vendor keeps (`ResponseNotFound` when it keeps none). Absent when the vendor cannot. */
+  readonly remove?: (id: string) => Effect.Effect<void, UpstreamError>
+  /**
+   * The events of a background response streamed again, those after `startingAfter` (a
+   * `sequence_number`; all of them when undefined), then as they come until the terminal event.
+   * Fails like `retrieve` before streaming. Absent when the vendor cannot.
+   */
+  readonly resume?: (
+    id: string,
+    startingAfter: number | undefined
+  ) => Effect.Effect<Stream.Stream<ResponseEvent, UpstreamError>, UpstreamError>
 }
 
 /** The text of a responses `input`: a string, or the text parts of message objects. */

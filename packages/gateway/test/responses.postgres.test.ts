@@ -48,6 +48,9 @@ describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept r
 
       const store = Context.get(a, Store.ResponseStore)
       const row = Option.getOrThrow(yield* store.find("t", entry.id, ids[0]!, 0))
+      // The input items are kept with the response (migration 0006).
+      const items = Option.getOrThrow(yield* service.inputItems("t", entry, ids[0]!).pipe(Effect.provide(a)))
+      assert.deepStrictEqual(items.map((i) => i["content"]), [[{ type: "input_text", text: "job 0" }]])
       assert.isTrue(Option.isSome(yield* store.update(row, {}, 1)))
       assert.isTrue(Option.isNone(yield* store.update(row, {}, 2)))
       yield* TestClock.adjust("29 days")

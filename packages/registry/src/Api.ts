@@ -125,6 +125,29 @@ const ModelResponse = Responses.ResponseObject.annotations({
 /** Path parameter of the stored-response retrieval. */
 export const ResponseIdPath = Schema.Struct({ response_id: Schema.String })
 
+/** The answer of a stored response's deletion. */
+const ResponseDeleted = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("response"),
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "ResponseDeleted" })
+
+/** One page of a stored response's input items (OpenAI list shape). */
+const ResponseInputItems = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  first_id: Schema.NullOr(Schema.String),
+  last_id: Schema.NullOr(Schema.String),
+  has_more: Schema.Boolean
+}).annotations({ identifier: "ResponseInputItems", description: "The request's input as items, each with an id and a type" })
+
+/** Query of the input items listing. */
+const InputItemsQuery = Schema.Struct({
+  order: Schema.optional(Schema.Literal("asc", "desc")),
+  limit: Schema.optional(Schema.NumberFromString),
+  after: Schema.optional(Schema.String)
+})
+
 /** A task's event stream (`text/event-stream`). */
 const TaskEventStream = HttpApiSchema.Text({ contentType: "text/event-stream" })
 
@@ -336,6 +359,25 @@ const responsesGroup = (entry: ModelEntry.ModelEntry) =>
           .setPath(ResponseIdPath)
           .addSuccess(ModelResponse)
           .annotate(OpenApi.Summary, "Retrieve a stored or background response")
+      )
+      .add(
+        HttpApiEndpoint.del("delete", asPath(`${entry.path}/:response_id`))
+          .setPath(ResponseIdPath)
+          .addSuccess(ResponseDeleted)
+          .annotate(OpenApi.Summary, "Delete a stored response")
+      )
+      .add(
+        HttpApiEndpoint.post("cancel", asPath(`${entry.path}/:response_id/cancel`))
+          .setPath(ResponseIdPath)
+          .addSuccess(ModelResponse)
+          .annotate(OpenApi.Summary, "Cancel a background response")
+      )
+      .add(
+        HttpApiEndpoint.get("inputItems", asPath(`${entry.path}/:response_id/input_items`))
+          .setPath(ResponseIdPath)
+          .setUrlParams(InputItemsQuery)
+          .addSuccess(ResponseInputItems)
+          .annotate(OpenApi.Summary, "List a stored response's input items")
       ),
     entry
   )

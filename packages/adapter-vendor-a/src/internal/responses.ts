@@ -1,7 +1,9 @@
 /**
  * vendor-a protocol "responses" (E2), synchronous: `POST {base}/responses` with the gateway's body
  * forwarded as is, answered with the response object or, for `stream: true`, with server-sent
- * events passed on one by one as they arrive; `GET {base}/responses/{id}` for background polling.
+ * events passed on one by one as they arrive; `GET {base}/responses/{id}` for background polling
+ * (with `stream=true&starting_after=<n>`, a background response's events again);
+ * `POST {base}/responses/{id}/cancel`; `DELETE {base}/responses/{id}`.
  * Vendor errors become the core's upstream failures, each with the status the gateway answers.
  */
 import type * as Headers from "@effect/platform/Headers"
@@ -250,5 +252,47 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
           : Effect.flatMap(response.text, (text) => failureOf(response.status, response.headers, text)))
     ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
 
-  return { create, stream, retrieve }
+  const one = (id: string, suffix = "") => `${base}/responses/${encodeURIComponent(id)}${suffix}`
+
+  const cancel = (id: string) =>
+    withTimeout(
+      timeouts.retrieve,
+      Effect.flatMap(
+        client.execute(authorize(HttpClientRequest.post(one(id, "/cancel")).pipe(HttpClientRequest.acceptJson))),
+        (r) => answer(r, id)
+      )
+    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+
+  const remove = (id: string) =>
+    withTimeout(
+      timeouts.retrieve,
+      Effect.flatMap(
+        client.execute(authorize(HttpClientRequest.del(one(id)).pipe(HttpClientRequest.acceptJson))),
+        (response) =>
+          Effect.flatMap(response.text, (text) =>
+            isOk(response.status) ? Effect.void : failureOf(response.status, response.headers, text, id))
+      )
+    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+
+  const resume = (id: string, startingAfter: number | undefined) =>
+    withTimeout(
+      timeouts.open,
+      Effect.flatMap(
+        client.execute(authorize(
+          HttpClientRequest.get(one(id)).pipe(
+            HttpClientRequest.setHeader("accept", "text/event-stream"),
+            HttpClientRequest.setUrlParams({
+              stream: "true",
+              ...(startingAfter !== undefined ? { starting_after: String(startingAfter) } : {})
+            })
+          )
+        )),
+        (response) =>
+          isOk(response.status)
+            ? Effect.succeed(events(response))
+            : Effect.flatMap(response.text, (text) => failureOf(response.status, response.headers, text, id))
+      )
+    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+
+  return { create, stream, retrieve, cancel, remove, resume }
 }

@@ -16,9 +16,18 @@ import * as http from "node:http"
 
 /**
  * Which kind of request a fault applies to: video `submit`, `poll`, `download`; model
- * `responses.create` and `responses.retrieve`; `other` is anything outside the protocols.
+ * `responses.create`, `responses.retrieve` (also a streamed one, `?stream=true`), `responses.cancel`
+ * and `responses.delete`; `other` is anything outside the protocols.
  */
-export type RequestKind = "submit" | "poll" | "download" | "responses.create" | "responses.retrieve" | "other"
+export type RequestKind =
+  | "submit"
+  | "poll"
+  | "download"
+  | "responses.create"
+  | "responses.retrieve"
+  | "responses.cancel"
+  | "responses.delete"
+  | "other"
 
 /** A misbehaviour of the emulated vendor, applied to the next request(s) of a kind. */
 export type Fault =
@@ -367,6 +376,21 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       return json(200, responseObject(r))
     }
 
+    const cancelResponse = (id: string): Reply => {
+      const r = responses.get(id)
+      if (r === undefined) return vendorError(404, `Response with id '${id}' not found.`, "invalid_request_error", null)
+      if (r.body["background"] !== true) {
+        return vendorError(400, "Only responses created with background=true can be cancelled.", "invalid_request_error", null)
+      }
+      if (r.status === "queued" || r.status === "in_progress") r.status = "cancelled"
+      return json(200, responseObject(r))
+    }
+
+    const deleteResponse = (id: string): Reply => {
+      if (!responses.delete(id)) return vendorError(404, `Response with id '${id}' not found.`, "invalid_request_error", null)
+      return json(200, { id, object: "response", deleted: true })
+    }
+
     const frame = (event: Record<string, unknown>) => `event: ${event["type"]}\ndata: ${JSON.stringify(event)}\n\n`
 
     /** Every event of a streamed response, in the protocol's order. */
@@ -423,12 +447,35 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       res.end()
     }
 
+    /** `GET …/responses/{id}?stream=true[&starting_after=n]`: a background response's events after `n`. */
+    const resumeStream = (res: http.ServerResponse, id: string, startingAfter: string | null) => {
+      const r = responses.get(id)
+      if (r === undefined) return send(res, vendorError(404, `Response with id '${id}' not found.`, "invalid_request_error", null))
+      if (r.body["background"] !== true) {
+        return send(res, vendorError(400, "Only background responses can be streamed again.", "invalid_request_error", null, "stream"))
+      }
+      if (r.status === "cancelled") {
+        return send(res, vendorError(400, "Cannot stream a cancelled response.", "invalid_request_error", null))
+      }
+      const after = startingAfter === null ? -1 : Number(startingAfter)
+      if (!Number.isInteger(after) || after < -1) {
+        return send(res, vendorError(400, "Invalid 'starting_after': must be an integer.", "invalid_request_error", "invalid_value", "starting_after"))
+      }
+      r.status = "completed"
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      for (const event of streamEvents(r)) if (event.sequence_number > after) res.write(frame(event))
+      res.end()
+    }
+
     const route = (method: string, path: string): { kind: RequestKind; id?: string } => {
       if (!path.startsWith(`${basePath}/`)) return { kind: "other" }
       const rest = path.slice(basePath.length)
       if (method === "POST" && rest === "/responses") return { kind: "responses.create" }
       const response = /^\/responses\/([^/]+)$/.exec(rest)
       if (method === "GET" && response !== null) return { kind: "responses.retrieve", id: decodeURIComponent(response[1]!) }
+      if (method === "DELETE" && response !== null) return { kind: "responses.delete", id: decodeURIComponent(response[1]!) }
+      const cancel = /^\/responses\/([^/]+)\/cancel$/.exec(rest)
+      if (method === "POST" && cancel !== null) return { kind: "responses.cancel", id: decodeURIComponent(cancel[1]!) }
       if (method === "POST" && rest === "/videos") return { kind: "submit" }
       const content = /^\/videos\/([^/]+)\/content$/.exec(rest)
       if (method === "GET" && content !== null) return { kind: "download", id: decodeURIComponent(content[1]!) }
@@ -453,6 +500,10 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
         case "responses.retrieve":
           return retrieveResponse(id!)
+        case "responses.cancel":
+          return cancelResponse(id!)
+        case "responses.delete":
+          return deleteResponse(id!)
         case "submit":
           return create(req.headers["content-type"] ?? "", fields)
         case "poll": {
@@ -555,6 +606,9 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         const created = createResponse(body)
         if ("reply" in created) return send(res, created.reply)
         return streamResponse(res, created.response, fault)
+      }
+      if (kind === "responses.retrieve" && authorized(req.headers) && url.searchParams.get("stream") === "true") {
+        return resumeStream(res, id!, url.searchParams.get("starting_after"))
       }
       const reply = answer(kind, id, req, fields, fault, body)
       if (fault?._tag === "MalformedJson") {

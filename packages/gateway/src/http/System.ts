@@ -54,7 +54,13 @@ export const describe = (entry: ModelEntry.ModelEntry, mode: "live" | "sandbox")
   routes: entry.kind === "task"
     ? [{ method: "POST", path: entry.path }, { method: "GET", path: `${entry.path}/{task_id}` }]
     : entry.kind === "responses"
-    ? [{ method: "POST", path: entry.path }, { method: "GET", path: `${entry.path}/{response_id}` }]
+    ? [
+      { method: "POST", path: entry.path },
+      { method: "GET", path: `${entry.path}/{response_id}` },
+      { method: "DELETE", path: `${entry.path}/{response_id}` },
+      { method: "POST", path: `${entry.path}/{response_id}/cancel` },
+      { method: "GET", path: `${entry.path}/{response_id}/input_items` }
+    ]
     : [{ method: "POST", path: entry.path }],
   stage: entry.stage,
   mode,

@@ -17,6 +17,7 @@ import responses from "./migrations/0002_responses.js"
 import webhooks from "./migrations/0003_webhooks.js"
 import keys from "./migrations/0004_keys.js"
 import taskCounts from "./migrations/0005_task_counts.js"
+import responseInputs from "./migrations/0006_response_inputs.js"
 import usage from "./migrations/0007_usage.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
@@ -28,6 +29,7 @@ const migrate = Migrator.make({})({
     "0003_webhooks": webhooks,
     "0004_keys": keys,
     "0005_task_counts": taskCounts,
+    "0006_response_inputs": responseInputs,
     "0007_usage": usage
   }),
   table: "genway_migrations"

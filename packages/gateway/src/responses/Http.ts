@@ -1,7 +1,9 @@
 /**
  * The OpenAI-compatible model responses surface (E2), for every entry of kind "responses":
- * `POST <path>` creates a response (one JSON object, or server-sent events with `stream: true`)
- * and `GET <path>/{response_id}` reads a kept one back. Errors take the OpenAI shape so official
+ * `POST <path>` creates a response (one JSON object, or server-sent events with `stream: true`),
+ * `GET <path>/{response_id}` reads a kept one back (`?stream=true&starting_after=<n>` streams a
+ * background one again), `DELETE <path>/{response_id}` deletes it, `POST <path>/{response_id}/cancel`
+ * cancels a background one and `GET <path>/{response_id}/input_items` lists its input. Errors take the OpenAI shape so official
  * clients raise their typed errors; `x-genway-sandbox: true` marks sandboxed answers.
  */
 import * as Sse from "@effect/experimental/Sse"
@@ -17,6 +19,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { ApiKeys } from "../platform/ApiKeys.js"
+import * as InputItems from "./InputItems.js"
 import { ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
@@ -109,22 +112,79 @@ export const create = (entry: ModelEntry.ModelEntry) =>
 
 const idPattern = /^[A-Za-z0-9_.:-]{1,200}$/
 
-/** `GET <entry.path>/{response_id}`: a kept response of the caller's tenant; any other id is a 404. */
-export const retrieve = (entry: ModelEntry.ModelEntry) =>
+/** The caller and the `{response_id}` of a request on one kept response; an id that cannot be one is a 404. */
+const target = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
     yield* Limits.requireModel(principal, entry.id)
-    const request = yield* HttpServerRequest.HttpServerRequest
     const id = (yield* HttpRouter.params).response_id ?? ""
-    if (requestUrl(request.url)?.searchParams.get("stream") === "true") {
-      return yield* httpError(400, "streaming a kept response again is not supported; retrieve it without stream=true", { param: "stream" })
-    }
     const notFound = httpError(404, `Response with id '${id.slice(0, 200)}' not found.`, { param: "response_id" })
     if (!idPattern.test(id)) return yield* notFound
-    const service = yield* ResponsesService
-    const found = yield* Effect.mapError(service.retrieve(principal.tenant, entry, id), toHttpError)
+    return { tenant: principal.tenant, id, notFound, service: yield* ResponsesService }
+  })
+
+/** `starting_after`: absent, or a sequence number. */
+const startingAfterOf = (params: URLSearchParams | undefined) => {
+  const raw = params?.get("starting_after") ?? null
+  if (raw === null || raw === "") return Effect.succeed(undefined)
+  const n = Number(raw)
+  return Number.isSafeInteger(n) && n >= 0
+    ? Effect.succeed(n)
+    : httpError(400, "starting_after must be the sequence_number of an event (a whole number of 0 or more)", { param: "starting_after" })
+}
+
+/**
+ * `GET <entry.path>/{response_id}`: a kept response of the caller's tenant; any other id is a 404.
+ * With `?stream=true`, a background response's events again, those after `starting_after`.
+ */
+export const retrieve = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const { id, notFound, service, tenant } = yield* target(entry)
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const params = requestUrl(request.url)?.searchParams
+    if (params?.get("stream") === "true") {
+      const startingAfter = yield* startingAfterOf(params)
+      const resumed = yield* Effect.mapError(service.resume(tenant, entry, id, startingAfter), toHttpError)
+      if (Option.isNone(resumed)) return yield* notFound
+      const frames = yield* guardedFrames(resumed.value.events)
+      return HttpServerResponse.stream(Stream.encodeText(frames), {
+        contentType: "text/event-stream",
+        headers: { ...sandboxHeader(resumed.value.mode), "cache-control": "no-cache", "x-accel-buffering": "no" }
+      })
+    }
+    const found = yield* Effect.mapError(service.retrieve(tenant, entry, id), toHttpError)
     if (Option.isNone(found)) return yield* notFound
     return HttpServerResponse.text(found.value.json, { contentType: "application/json", headers: sandboxHeader(found.value.mode) })
+  })
+
+/** `DELETE <entry.path>/{response_id}`: deletes a kept response of the caller's tenant. */
+export const remove = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const { id, notFound, service, tenant } = yield* target(entry)
+    const deleted = yield* Effect.mapError(service.remove(tenant, entry, id), toHttpError)
+    if (!deleted) return yield* notFound
+    return HttpServerResponse.unsafeJson({ id, object: "response", deleted: true }, { headers: sandboxHeader(service.mode) })
+  })
+
+/** `POST <entry.path>/{response_id}/cancel`: cancels a kept background response; answers its state. */
+export const cancel = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const { id, notFound, service, tenant } = yield* target(entry)
+    const cancelled = yield* Effect.mapError(service.cancel(tenant, entry, id), toHttpError)
+    if (Option.isNone(cancelled)) return yield* notFound
+    return HttpServerResponse.text(cancelled.value.json, { contentType: "application/json", headers: sandboxHeader(cancelled.value.mode) })
+  })
+
+/** `GET <entry.path>/{response_id}/input_items`: a page of a kept response's input items (`order`, `limit`, `after`). */
+export const inputItems = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const { id, notFound, service, tenant } = yield* target(entry)
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const query = InputItems.parseQuery(requestUrl(request.url)?.searchParams ?? new URLSearchParams())
+    if ("param" in query) return yield* httpError(400, query.message, { param: query.param })
+    const items = yield* Effect.mapError(service.inputItems(tenant, entry, id), toHttpError)
+    if (Option.isNone(items)) return yield* notFound
+    return HttpServerResponse.unsafeJson(InputItems.page(items.value, query), { headers: sandboxHeader(service.mode) })
   })
 
 /** Adds this surface's routes for the entries of its kind. */
@@ -134,7 +194,10 @@ export const mount = <R>(router: HttpRouter.HttpRouter<never, R>, entries: Reado
     if (entry.kind !== "responses") continue
     r = r.pipe(
       HttpRouter.post(entry.path as HttpRouter.PathInput, withServerTiming(handle("openai", create(entry)))),
-      HttpRouter.get(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", retrieve(entry)))
+      HttpRouter.get(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", retrieve(entry))),
+      HttpRouter.del(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", remove(entry))),
+      HttpRouter.post(`${entry.path}/:response_id/cancel` as HttpRouter.PathInput, handle("openai", cancel(entry))),
+      HttpRouter.get(`${entry.path}/:response_id/input_items` as HttpRouter.PathInput, handle("openai", inputItems(entry)))
     )
   }
   return r

@@ -28,6 +28,7 @@ import { randomUUID } from "node:crypto"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Poller from "./Poller.js"
+import * as InputItems from "./InputItems.js"
 import * as Store from "./Store.js"
 import * as List from "../vendors/List.js"
 
@@ -74,6 +75,30 @@ export interface ResponsesApi {
   readonly stream: (request: ResponseRequest) => Effect.Effect<Stream.Stream<Responses.ResponseEvent>, ServiceError>
   /** A tenant's kept response, refreshed first when it is unfinished and due. */
   readonly retrieve: (tenant: string, entry: ModelEntry.ModelEntry, id: string) => Effect.Effect<Option.Option<KeptResponse>, SqlError>
+  /**
+   * Cancels a tenant's kept background response (at the vendor when live); its state afterwards.
+   * A finished one is returned as it is; one that is not background is refused.
+   */
+  readonly cancel: (tenant: string, entry: ModelEntry.ModelEntry, id: string) => Effect.Effect<Option.Option<KeptResponse>, ServiceError>
+  /** Deletes a tenant's kept response (at the vendor too when live); whether there was one. */
+  readonly remove: (tenant: string, entry: ModelEntry.ModelEntry, id: string) => Effect.Effect<boolean, ServiceError>
+  /** The input items of a tenant's kept response, in the request's order. */
+  readonly inputItems: (
+    tenant: string,
+    entry: ModelEntry.ModelEntry,
+    id: string
+  ) => Effect.Effect<Option.Option<ReadonlyArray<InputItems.InputItem>>, SqlError>
+  /**
+   * The events of a tenant's kept background response streamed again, those after
+   * `startingAfter` (all when undefined), until its terminal event; like `stream`, a failure while
+   * streaming becomes a final `error` event. The response is kept finished at its terminal event.
+   */
+  readonly resume: (
+    tenant: string,
+    entry: ModelEntry.ModelEntry,
+    id: string,
+    startingAfter: number | undefined
+  ) => Effect.Effect<Option.Option<{ readonly mode: "live" | "sandbox"; readonly events: Stream.Stream<Responses.ResponseEvent> }>, ServiceError>
   /** Refreshes the unfinished kept responses that are due; returns how many it took. */
   readonly runOnce: Effect.Effect<number, SqlError, Registry.Registry>
   /** `runOnce` and the retention sweep, forever. */
@@ -115,6 +140,13 @@ const describeFailure = (error: Responses.UpstreamError): { readonly code: strin
   }
 }
 
+/** The final `error` event of a stream that failed after `lastSequence`. */
+const errorEvent = (error: Responses.UpstreamError, lastSequence: number) => {
+  const { code, message } = describeFailure(error)
+  const param = error._tag === "UpstreamRejected" ? error.param : null
+  return Stream.succeed<Responses.ResponseEvent>({ type: "error", sequence_number: lastSequence + 1, code, message, param })
+}
+
 /** The service over a live upstream, or the sandbox when there is none. */
 export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: VendorManifest.ResponsesSandbox = surface.sandbox) =>
   Effect.gen(function*() {
@@ -152,7 +184,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         deadlineAt: now + millis(request.entry.poll.deadline),
         createdAt: now,
         finishedAt: finished ? now : null,
-        expiresAt: now + retentionMs(request.entry)
+        expiresAt: now + retentionMs(request.entry),
+        inputItems: JSON.stringify(InputItems.fromInput(request.body["input"]))
       }, now)
     }
 
@@ -234,11 +267,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
             kept = true
             return save(response)
           }),
-          Stream.catchAll((error) => {
-            const { code, message } = describeFailure(error)
-            const param = error._tag === "UpstreamRejected" ? error.param : null
-            return Stream.succeed<Responses.ResponseEvent>({ type: "error", sequence_number: lastSequence + 1, code, message, param })
-          }),
+          Stream.catchAll((error) => errorEvent(error, lastSequence)),
           Stream.ensuring(Effect.suspend(() => {
             if (kept) return Effect.void
             kept = true
@@ -255,21 +284,126 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       return now < queuedUntil ? row.body : JSON.stringify({ ...JSON.parse(row.body), status: "in_progress" })
     }
 
+    /** The row, refreshed first when it is unfinished and due (and nobody else holds it). */
+    const refreshIfDue = (row: Store.StoredResponse, entry: ModelEntry.ModelEntry, now: number) =>
+      Effect.gen(function*() {
+        if (row.nextPollAt === null || row.nextPollAt > now) return row
+        const claimed = yield* store.claim(row.id, owner, now, Poller.leaseMs)
+        return Option.isSome(claimed) ? yield* poller.refresh(claimed.value, entry, now) : row
+      })
+
     const retrieve = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const found = yield* store.find(tenant, entry.id, id, now)
         if (Option.isNone(found)) return Option.none<KeptResponse>()
-        let row = found.value
-        if (row.nextPollAt !== null && row.nextPollAt <= now) {
-          const claimed = yield* store.claim(row.id, owner, now, Poller.leaseMs)
-          if (Option.isSome(claimed)) row = yield* poller.refresh(claimed.value, entry, now)
-        }
+        const row = yield* refreshIfDue(found.value, entry, now)
         return Option.some<KeptResponse>({ mode: row.mode, json: present(row, now) })
       })
 
+    const refused = (param: string, message: string, code: string) => new RequestRefused({ param, message, code })
+
+    /** The same response with another status, JSON text. */
+    const withStatus = (body: string, status: string) => JSON.stringify({ ...JSON.parse(body), status })
+
+    const cancel = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
+      Effect.gen(function*() {
+        // A compare-and-set: when the poller changed the row meanwhile, the cancel reads it again.
+        for (let attempt = 0;; attempt++) {
+          const now = yield* Clock.currentTimeMillis
+          const found = yield* store.find(tenant, entry.id, id, now)
+          if (Option.isNone(found)) return Option.none<KeptResponse>()
+          if (!found.value.background) {
+            return yield* refused("response_id", "Only responses created with background=true can be cancelled.", "invalid_request")
+          }
+          // A sandboxed one whose time has come finished before it could be cancelled.
+          const row = found.value.mode === "sandbox" ? yield* refreshIfDue(found.value, entry, now) : found.value
+          if (row.finishedAt !== null || attempt >= 5) return Option.some<KeptResponse>({ mode: row.mode, json: row.body })
+          let body: string
+          if (row.mode === "live") {
+            if (Option.isNone(live) || live.value.cancel === undefined) {
+              return yield* refused("response_id", "this gateway cannot cancel responses of this vendor", "unsupported")
+            }
+            const outcome = yield* Effect.either(live.value.cancel(row.id))
+            if (outcome._tag === "Right") body = JSON.stringify(Responses.withOutputText(outcome.right))
+            else if (outcome.left._tag === "ResponseNotFound") body = withStatus(row.body, "cancelled") // the vendor forgot it: it runs no more
+            else return yield* outcome.left
+          } else {
+            body = withStatus(row.body, "cancelled")
+          }
+          const status = (JSON.parse(body) as { status: string }).status
+          const patch: Store.StoredPatch = Responses.isTerminal(status)
+            ? { status, body, nextPollAt: null, finishedAt: now }
+            : { status, body }
+          const updated = yield* store.update(row, patch, now)
+          if (Option.isSome(updated)) return Option.some<KeptResponse>({ mode: row.mode, json: body })
+        }
+      })
+
+    const remove = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const found = yield* store.find(tenant, entry.id, id, now)
+        if (Option.isNone(found)) return false
+        if (found.value.mode === "live" && Option.isSome(live) && live.value.remove !== undefined) {
+          // Gone at the vendor first, so a failure there leaves the response for the client to delete again.
+          yield* live.value.remove(id).pipe(Effect.catchTag("ResponseNotFound", () => Effect.void))
+        }
+        return yield* store.remove(tenant, entry.id, id)
+      })
+
+    const inputItems = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => store.find(tenant, entry.id, id, now)).pipe(
+        Effect.map(Option.map((row): ReadonlyArray<InputItems.InputItem> => (row.inputItems === null ? [] : JSON.parse(row.inputItems))))
+      )
+
+    /** Keeps the response of a resumed stream's terminal event, unless the row finished already. */
+    const finishFromStream = (tenant: string, entry: ModelEntry.ModelEntry, response: Responses.ResponseObject) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const found = yield* store.find(tenant, entry.id, response.id, now)
+        if (Option.isNone(found) || found.value.finishedAt !== null) return
+        const shown = Responses.withOutputText(response)
+        yield* store.update(found.value, { status: shown.status, body: JSON.stringify(shown), nextPollAt: null, finishedAt: now }, now)
+      }).pipe(Effect.catchAll((error) => Effect.logError("a resumed stream's response could not be kept", error)))
+
+    const resume = (tenant: string, entry: ModelEntry.ModelEntry, id: string, startingAfter: number | undefined) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const found = yield* store.find(tenant, entry.id, id, now)
+        if (Option.isNone(found)) return Option.none()
+        const row = found.value
+        if (!row.background) {
+          return yield* refused("stream", "only background responses can be streamed again; retrieve this one without stream=true", "invalid_value")
+        }
+        if (row.status === "cancelled") return yield* refused("stream", "Cannot stream a cancelled response.", "invalid_value")
+        let source: Stream.Stream<Responses.ResponseEvent, Responses.UpstreamError>
+        if (row.mode === "live") {
+          if (Option.isNone(live) || live.value.resume === undefined) {
+            return yield* refused("stream", "this gateway cannot stream responses of this vendor again; retrieve it without stream=true", "unsupported")
+          }
+          source = yield* live.value.resume(row.id, startingAfter).pipe(
+            Effect.catchTag("ResponseNotFound", () =>
+              refused("stream", "the vendor no longer keeps this response's events; retrieve it without stream=true", "stream_unavailable"))
+          )
+        } else {
+          const final = JSON.parse(row.sandboxFinal ?? row.body) as Responses.ResponseObject
+          source = Stream.fromIterable(Sandbox.events(final).filter((e) => startingAfter === undefined || e.sequence_number > startingAfter))
+        }
+        let lastSequence = startingAfter ?? -1
+        const events = source.pipe(
+          Stream.tap((event) => {
+            lastSequence = event.sequence_number
+            const response = Responses.responseOf(event)
+            return response !== undefined && Responses.isTerminalEvent(event) ? finishFromStream(tenant, entry, response) : Effect.void
+          }),
+          Stream.catchAll((error) => errorEvent(error, lastSequence))
+        )
+        return Option.some({ mode: row.mode, events })
+      })
+
     const { runOnce, loop } = poller
-    return { mode, create, stream, retrieve, runOnce, loop, owner } satisfies ResponsesApi
+    return { mode, create, stream, retrieve, cancel, remove, inputItems, resume, runOnce, loop, owner } satisfies ResponsesApi
   })
 
 /** The model responses surface of the vendor list: the first vendor whose manifest has one. */

@@ -36,10 +36,14 @@ export interface StoredResponse {
   /** When the row is deleted (retention). */
   readonly expiresAt: number
   readonly version: number
+  /** The request's input items as `input_items` lists them, JSON text; `null` when not known. */
+  readonly inputItems: string | null
 }
 
 /** A response to keep. */
-export type NewStoredResponse = Omit<StoredResponse, "attempts" | "leaseOwner" | "leaseUntil" | "updatedAt" | "version">
+export type NewStoredResponse = Omit<StoredResponse, "attempts" | "leaseOwner" | "leaseUntil" | "updatedAt" | "version" | "inputItems"> & {
+  readonly inputItems?: string | null
+}
 
 /** Fields a refresh may change. */
 export type StoredPatch = Partial<Pick<StoredResponse, "status" | "body" | "attempts" | "nextPollAt" | "finishedAt">>
@@ -63,7 +67,8 @@ const ResponseRow = Schema.Struct({
   updated_at: Rows.Num,
   finished_at: Rows.NumOrNull,
   expires_at: Rows.Num,
-  version: Rows.Num
+  version: Rows.Num,
+  input_items: Rows.TextOrNull
 })
 
 const toResponse = (r: typeof ResponseRow.Type): StoredResponse => ({
@@ -84,7 +89,8 @@ const toResponse = (r: typeof ResponseRow.Type): StoredResponse => ({
   updatedAt: r.updated_at,
   finishedAt: r.finished_at,
   expiresAt: r.expires_at,
-  version: r.version
+  version: r.version,
+  inputItems: r.input_items
 })
 
 /** The responses, or the first response, a statement returns, decoded. */
@@ -97,11 +103,11 @@ const make = Effect.gen(function*() {
   const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError> =>
     sql`INSERT INTO responses (
       id, tenant, entry_id, mode, status, background, body, sandbox_final, attempts, next_poll_at, deadline_at,
-      created_at, updated_at, finished_at, expires_at, version
+      created_at, updated_at, finished_at, expires_at, version, input_items
     ) VALUES (
       ${row.id}, ${row.tenant}, ${row.entryId}, ${row.mode}, ${row.status}, ${row.background ? 1 : 0}, ${row.body},
       ${row.sandboxFinal}, 0, ${row.nextPollAt}, ${row.deadlineAt}, ${row.createdAt}, ${now}, ${row.finishedAt},
-      ${row.expiresAt}, 0
+      ${row.expiresAt}, 0, ${row.inputItems ?? null}
     ) ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
 
   /** A tenant's unexpired response of one entry; another tenant's id is not found. */
@@ -142,6 +148,12 @@ const make = Effect.gen(function*() {
       RETURNING *`)
   }
 
+  /** Deletes a tenant's response of one entry; whether there was one. */
+  const remove = (tenant: string, entryId: string, id: string) =>
+    sql`DELETE FROM responses WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId} RETURNING id`.pipe(
+      Effect.map((rows) => rows.length > 0)
+    )
+
   /** Deletes responses past their retention; returns how many. */
   const sweep = (now: number) => sql`DELETE FROM responses WHERE expires_at <= ${now} RETURNING id`.pipe(Effect.map((rows) => rows.length))
 
@@ -161,7 +173,7 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.succeed(0)
   })
 
-  return { insert, find, claim, claimDue, update, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
+  return { insert, find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
 })
 
 /** The store of kept responses. */
