@@ -172,7 +172,7 @@ describe("admin API", () => {
 
 describe("enforcement", () => {
   layer(gatewayWithAdmin)((it) => {
-    it.effect("models: 403 outside the list on the task surface (create and retrieve), /v1/models narrowed", () =>
+    it.effect("models: 403 outside the list on the task surface (create, retrieve, events, cancel), /v1/models narrowed", () =>
       Effect.gen(function*() {
         const key = yield* makeKey({ models: ["vendor-b/*"] })
         const allowed = yield* Harness.send(Harness.post(e4, prompt, key.token))
@@ -183,6 +183,11 @@ describe("enforcement", () => {
         assert.include(refused.json.error.detail, "vendor-d/film-3.1-fast")
         const retrieve = yield* Harness.send(Harness.get(`${g1}/${allowed.json.task_info.id}`, key.token))
         assert.strictEqual(retrieve.status, 403)
+        // The task routes of §8 hold the same rule: events and cancel of a model outside the list.
+        const events = yield* Harness.send(Harness.get(`${g1}/${allowed.json.task_info.id}/events`, key.token))
+        assert.strictEqual(events.status, 403)
+        const cancel = yield* Harness.send(Harness.post(`${g1}/${allowed.json.task_info.id}/cancel`, {}, key.token))
+        assert.strictEqual(cancel.status, 403)
         const models = yield* Harness.send(Harness.get("/v1/models", key.token))
         assert.isAbove(models.json.data.length, 0)
         assert.isTrue(models.json.data.every((m: any) => m.id.startsWith("vendor-b/")))

@@ -26,7 +26,7 @@ import { httpError, invalid } from "../http/Errors.js"
 import { authenticate, identify, readJson } from "../http/Request.js"
 import { traced } from "../observability/Request.js"
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -141,8 +141,11 @@ export const create = (entry: ModelEntry.ModelEntry) =>
     )
   })
 
-/** `GET <entry.path>/{task_id}`: the task envelope; media by signed URL once completed. */
-export const retrieve = (entry: ModelEntry.ModelEntry) =>
+/**
+ * The caller's task of `entry` named by the path: 403 for a model outside the key's list, 400 for
+ * an id that is not a UUID, 404 otherwise (another tenant's task included). Every task route uses it.
+ */
+export const ownTask = (entry: ModelEntry.ModelEntry) =>
   Effect.gen(function*() {
     const principal = yield* authenticate
     yield* Limits.requireModel(principal, entry.id)
@@ -152,7 +155,13 @@ export const retrieve = (entry: ModelEntry.ModelEntry) =>
     const store = yield* TaskStore
     const found = yield* store.find(principal.tenant, entry.id, id.toLowerCase()).pipe(Effect.orDie)
     if (Option.isNone(found)) return yield* httpError(404, `no task ${id} for ${entry.model}`, { param: "task_id" })
-    const task = found.value
+    return found.value
+  })
+
+/** `GET <entry.path>/{task_id}`: the task envelope; media by signed URL once completed. */
+export const retrieve = (entry: ModelEntry.ModelEntry) =>
+  Effect.gen(function*() {
+    const task = yield* ownTask(entry)
     const body: Record<string, unknown> = { task_info: taskInfo(task) }
     const headers: Record<string, string> = sandboxHeader(task.mode)
     const now = yield* Clock.currentTimeMillis

@@ -25,10 +25,9 @@ import { MediaStore } from "../platform/MediaStore.js"
 import { Vendors } from "../vendors/Vendors.js"
 import * as TaskBodies from "./Bodies.js"
 import { envelope } from "./Envelope.js"
-import { taskInfo } from "./Http.js"
+import { ownTask, taskInfo, uuidPattern } from "./Http.js"
 import { type Task, TaskStore } from "./Store.js"
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** How often a stream looks for changes (made by any replica). */
 export const eventPollMs = 250
@@ -38,19 +37,6 @@ export const keepAliveMs = 15_000
 
 /** The error code and title of a canceled task. */
 export const canceledCode = 499
-
-/** The caller's task of `entry` named by the path, or a 404 (another tenant's included). */
-const ownTask = (entry: ModelEntry.ModelEntry) =>
-  Effect.gen(function*() {
-    const principal = yield* authenticate
-    const params = yield* HttpRouter.params
-    const id = params.task_id ?? ""
-    if (!uuidPattern.test(id)) return yield* httpError(400, "task_id must be a UUID", { param: "task_id" })
-    const store = yield* TaskStore
-    const found = yield* store.find(principal.tenant, entry.id, id.toLowerCase()).pipe(Effect.orDie)
-    if (Option.isNone(found)) return yield* httpError(404, `no task ${id} for ${entry.model}`, { param: "task_id" })
-    return found.value
-  })
 
 interface StateChange {
   readonly seq: number
