@@ -6,41 +6,20 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Database from "../src/platform/Database.js"
 import { validBodies } from "./bodies.js"
 import { tempDir } from "./harness.js"
 import { Registry } from "@genway/registry"
-import { until, exited } from "./processes.js"
+import { serve, until, exited, freePort } from "./processes.js"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const token = "crash-test-token"
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
-const start = (dataDir: string, port: number): ChildProcess =>
-  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
-    env: {
-      ...process.env,
-      GATEWAY_DATABASE_URL: "",
-      GATEWAY_DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: "127.0.0.1",
+const start = (dataDir: string, port: number) =>
+  serve(dataDir, port, {
       GATEWAY_API_KEYS: token,
       GATEWAY_SANDBOX_DELAY_MS: "1500"
-    },
-    stdio: ["ignore", "ignore", "pipe"]
   })
 
 

@@ -5,54 +5,24 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Database from "../src/platform/Database.js"
 import * as fs from "node:fs"
 import * as Usage from "../src/ledger/Usage.js"
 import { tempDir } from "./harness.js"
+import { serve, until, exited, freePort } from "./processes.js"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const token = "ledger-crash-test-token"
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
-const start = (dataDir: string, port: number): ChildProcess =>
-  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
-    env: {
-      ...process.env,
-      GATEWAY_DATABASE_URL: "",
-      GATEWAY_DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: "127.0.0.1",
+const start = (dataDir: string, port: number) =>
+  serve(dataDir, port, {
       GATEWAY_API_KEYS: token,
       GATEWAY_SANDBOX_DELAY_MS: "1500",
       GATEWAY_MODELS_FILE: path.join(dataDir, "models.json")
-    },
-    stdio: ["ignore", "ignore", "pipe"]
   })
 
-const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  while (Date.now() < end) {
-    const a = await f().catch(() => undefined)
-    if (a !== undefined) return a
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
 
 describe("usage ledger crash safety", () => {
   it.live("SIGKILL mid-flight and restart: every task settled exactly once, totals equal the expected sum", () =>

@@ -2,7 +2,10 @@
  * Real `genway serve` processes for the crash and CLI tests: waiting for a condition (bounded) and
  * for a process to exit.
  */
-import type { ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import * as net from "node:net"
+import { fileURLToPath } from "node:url"
 
 /** Polls `f` every 100 ms until it yields a value (errors count as "not yet"); fails after `timeoutMs`. */
 export const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs = 90_000): Promise<A> => {
@@ -17,3 +20,25 @@ export const until = async <A>(what: string, f: () => Promise<A | undefined>, ti
 
 /** Resolves when the process has exited. */
 export const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
+
+const require = createRequire(import.meta.url)
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+
+/**
+ * A real `genway serve` on the embedded database of `dataDir`, listening on 127.0.0.1:`port`,
+ * with `env` on top (tokens, delays, feature switches); stderr is piped for diagnostics.
+ */
+export const serve = (dataDir: string, port: number, env: Record<string, string>): ChildProcess =>
+  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+    env: { ...process.env, GATEWAY_DATABASE_URL: "", GATEWAY_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+
+/** A TCP port free on 127.0.0.1 right now. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })

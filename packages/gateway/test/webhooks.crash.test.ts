@@ -7,32 +7,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createRequire } from "node:module"
-import { fileURLToPath } from "node:url"
 import { freePort, tempDir } from "./harness.js"
 import { receiver } from "./receiver.js"
-import { until, exited } from "./processes.js"
+import { serve, until, exited } from "./processes.js"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const token = "webhook-crash-token"
 
-const start = (dataDir: string, port: number): ChildProcess =>
-  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
-    env: {
-      ...process.env,
-      GATEWAY_DATABASE_URL: "",
-      GATEWAY_DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: "127.0.0.1",
+const start = (dataDir: string, port: number) =>
+  serve(dataDir, port, {
       GATEWAY_API_KEYS: token,
       GATEWAY_SANDBOX_DELAY_MS: "500",
       GATEWAY_WEBHOOK_ALLOW_INSECURE: "1",
       GATEWAY_WEBHOOK_ALLOW_PRIVATE: "1",
       GATEWAY_WEBHOOK_RETRY_MS: Array.from({ length: 120 }, () => "500").join(",")
-    },
-    stdio: ["ignore", "ignore", "pipe"]
   })
 
 
