@@ -37,3 +37,30 @@ export const unknownState = (
     ),
     { _tag: "Running", status: "processing" } as const
   )
+
+const secondsOf = (value: unknown): number | undefined => {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value
+  return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : undefined
+}
+
+/**
+ * The length in seconds a vendor reports for its results (numbers or numeric strings such as `"5"`
+ * or `5.04`), summed. `undefined` when there are none or any is missing or unreadable: usage is
+ * then settled on the request's duration rather than on a partial figure.
+ */
+export const reportedSeconds = (values: ReadonlyArray<unknown>): number | undefined => {
+  if (values.length === 0) return undefined
+  let total = 0
+  for (const value of values) {
+    const seconds = secondsOf(value)
+    if (seconds === undefined) return undefined
+    total += seconds
+  }
+  return total
+}
+
+/** A completed task: its result media, and the seconds the vendor reported for them when it did. */
+export const completed = (
+  media: ReadonlyArray<VendorAdapter.MediaSource>,
+  reported?: number
+): VendorAdapter.PollOutcome => ({ _tag: "Completed", media, ...(reported !== undefined ? { reportedSeconds: reported } : {}) })

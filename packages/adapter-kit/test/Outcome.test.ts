@@ -17,6 +17,20 @@ describe("Outcome", () => {
     assert.strictEqual(Outcome.retryable("busy", "2 seconds").retryAfter, "2 seconds")
   })
 
+  it("reported seconds: numbers or numeric strings, summed; none when any is missing or unreadable", () => {
+    assert.strictEqual(Outcome.reportedSeconds(["5"]), 5)
+    assert.strictEqual(Outcome.reportedSeconds([5.5, "4.5"]), 10)
+    assert.isUndefined(Outcome.reportedSeconds([]))
+    assert.isUndefined(Outcome.reportedSeconds(["5", undefined]))
+    assert.isUndefined(Outcome.reportedSeconds(["five"]))
+    assert.isUndefined(Outcome.reportedSeconds([""]))
+    assert.isUndefined(Outcome.reportedSeconds([0]))
+    assert.isUndefined(Outcome.reportedSeconds([null]))
+    const media = [{ _tag: "Url", url: "https://example.test/v.mp4" }] as const
+    assert.deepStrictEqual(Outcome.completed(media), { _tag: "Completed", media })
+    assert.deepStrictEqual(Outcome.completed(media, 6), { _tag: "Completed", media, reportedSeconds: 6 })
+  })
+
   it.effect("an undocumented state keeps the task running, with a warning naming it", () =>
     Effect.gen(function*() {
       const logs: Array<string> = []

@@ -111,12 +111,24 @@ describe("vendor-a videos: protocol", () => {
       const third = yield* adapter.poll(submitted(t, ref))
       assert.deepStrictEqual(third, {
         _tag: "Completed",
-        media: [{ _tag: "Url", url: `${emulator.baseUrl}/videos/${ref}/content`, contentType: "video/mp4" }]
+        media: [{ _tag: "Url", url: `${emulator.baseUrl}/videos/${ref}/content`, contentType: "video/mp4" }],
+        // The video's own `seconds` (the SPEC default 8 was sent).
+        reportedSeconds: 8
       })
       const polls = (yield* emulator.requests).filter((r) => r.kind === "poll")
       assert.lengthOf(polls, 3)
       assert.strictEqual(polls[0]!.path, `/v1/videos/${ref}`)
       assert.strictEqual(polls[0]!.headers["authorization"], `Bearer ${emulator.apiKey}`)
+    }))
+
+  it.scoped("a completed video's own seconds are reported, not the request's", () =>
+    Effect.gen(function*() {
+      const { adapter } = yield* setup({ completeOnPoll: 1, reportedSeconds: "12" })
+      const t = task({ prompt: "p", seconds: "4" })
+      const { ref } = yield* adapter.submit(t)
+      const outcome = yield* adapter.poll(submitted(t, ref))
+      assert(outcome._tag === "Completed")
+      assert.strictEqual(outcome.reportedSeconds, 12)
     }))
 
   it.scoped("downloads the MP4 with the key; the vendor refuses it without", () =>

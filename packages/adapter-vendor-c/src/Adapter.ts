@@ -267,12 +267,12 @@ export const make = (config: Config.VendorCConfig): Effect.Effect<VendorAdapter.
           case "completed": {
             const result = data["task_result"]
             const videos = Http.isRecord(result) && Array.isArray(result["videos"]) ? result["videos"] : []
-            const media = videos
-              .map((v: unknown) => Http.stringAt(v, "url"))
-              .filter((url): url is string => url !== undefined && url !== "")
-              .map((url): VendorAdapter.MediaSource => ({ _tag: "Url", url }))
+            const withUrl = videos.filter((v: unknown) => (Http.stringAt(v, "url") ?? "") !== "")
+            const media = withUrl.map((v: unknown): VendorAdapter.MediaSource => ({ _tag: "Url", url: Http.stringAt(v, "url")! }))
+            // Each video reports its length (`duration`, a string of seconds): usage is settled on it.
+            const seconds = Outcome.reportedSeconds(withUrl.map((v: unknown) => (Http.isRecord(v) ? v["duration"] : undefined)))
             return media.length > 0
-              ? { _tag: "Completed", media }
+              ? Outcome.completed(media, seconds)
               : { _tag: "Failed", error: Outcome.taskError(3001, "vendor-c reported success without any video.") }
           }
           case "failed": {

@@ -102,12 +102,23 @@ describe("vendor-c adapter against the emulator", () => {
       assert.deepStrictEqual(yield* adapter.poll(polled(t, ref)), { _tag: "Running", status: "processing" })
       const done = yield* adapter.poll(polled(t, ref))
       assert(done._tag === "Completed")
+      assert.strictEqual(done.reportedSeconds, 5)
       const paths = (yield* emulator.requests).map((r) => `${r.method} ${r.path}`)
       assert.deepStrictEqual(paths.slice(1), Array(3).fill(`GET /v1/videos/text2video/${ref.slice("text2video:".length)}`))
       const media = yield* adapter.download(done.media[0]!)
       assert.strictEqual(media.contentType, "video/mp4")
       const bytes = Buffer.concat(Chunk.toArray(yield* Stream.runCollect(media.body)))
       assert.deepStrictEqual(new Uint8Array(bytes), SampleMedia.mp4())
+    })))
+
+  it.scoped("the duration the finished video reports is passed on, not the request's", () =>
+    live(Effect.gen(function*() {
+      const { adapter } = yield* setup({ completeAfterPolls: 1, reportedDuration: "5.1" })
+      const t = task(t2v, { prompt: "a boat", duration: 5 })
+      const { ref } = yield* adapter.submit(t)
+      const done = yield* adapter.poll(polled(t, ref))
+      assert(done._tag === "Completed")
+      assert.strictEqual(done.reportedSeconds, 5.1)
     })))
 
   it.scoped("a failed task is 3001 with task_status_msg; an unknown state stays running", () =>

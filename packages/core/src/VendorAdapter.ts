@@ -48,7 +48,15 @@ export type PollOutcome =
     /** The vendor's own progress figure (0-100), where its protocol reports one. */
     readonly progress?: number
   }
-  | { readonly _tag: "Completed"; readonly media: ReadonlyArray<MediaSource> }
+  | {
+    readonly _tag: "Completed"
+    readonly media: ReadonlyArray<MediaSource>
+    /**
+     * The length of the result in seconds as the vendor reports it, where its protocol reports
+     * one (summed over the results). Usage is settled on it instead of the request's duration.
+     */
+    readonly reportedSeconds?: number
+  }
   | { readonly _tag: "Failed"; readonly error: TaskError }
 
 /** A transient failure (429, 5xx, timeout, reset) where the vendor provably did not act: try again later. */

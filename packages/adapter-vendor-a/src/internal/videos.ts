@@ -7,7 +7,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Media, VendorAdapter } from "@genway/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { Protocols } from "@genway/adapter-kit"
+import { Outcome, type Protocols } from "@genway/adapter-kit"
 import { isOk, pollAfterOf, rejected, taskError, type Upstream } from "./http.js"
 
 // SPEC.md §4.8 defaults; sent explicitly because the vendor's own defaults differ.
@@ -28,6 +28,8 @@ const VideoObject = Schema.Struct({
   id: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_.-]{1,200}$/)),
   status: Schema.String,
   progress: Schema.optional(Schema.NullOr(Schema.Number)),
+  // The video's length: a string of seconds ("4", "8", "12"); usage is settled on it.
+  seconds: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Number))),
   error: Schema.optional(
     Schema.NullOr(
       Schema.Struct({
@@ -157,10 +159,10 @@ export const make = (upstream: Upstream): Protocols.TaskProtocol => {
         case "processing":
           return running(state)
         case "completed":
-          return {
-            _tag: "Completed",
-            media: [{ _tag: "Url", url: `${videoUrl(video.value.id)}/content`, contentType: "video/mp4" }]
-          } satisfies VendorAdapter.PollOutcome
+          return Outcome.completed(
+            [{ _tag: "Url", url: `${videoUrl(video.value.id)}/content`, contentType: "video/mp4" }],
+            Outcome.reportedSeconds([video.value.seconds])
+          )
         case "failed":
           return { _tag: "Failed", error: failedError(upstream, video.value.error) } satisfies VendorAdapter.PollOutcome
         case undefined:

@@ -88,6 +88,8 @@ export interface EmulatorOptions {
   readonly basePath?: string
   /** The retrieve on which a background response completes (1-based, per response; default 2). Earlier: `in_progress`. */
   readonly completeOnRetrieve?: number
+  /** The `seconds` a completed video reports (default: the requested), to tell the two apart in tests. */
+  readonly reportedSeconds?: string
 }
 
 /** A running emulator. */
@@ -208,7 +210,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       created_at: video.createdAt,
       completed_at: video.completedAt ?? null,
       expires_at: video.completedAt !== undefined ? video.completedAt + 3600 : null,
-      seconds: video.seconds,
+      seconds: video.status === "completed" ? (options.reportedSeconds ?? video.seconds) : video.seconds,
       size: video.size,
       error: video.error ?? null
     })

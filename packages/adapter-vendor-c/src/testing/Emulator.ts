@@ -42,6 +42,8 @@ export interface EmulatorOptions extends Server.TaskOptions {
   readonly secretKey?: string
   /** Upstream model ids that exist; default: any. */
   readonly models?: ReadonlyArray<string>
+  /** The `duration` finished videos report (default: the requested one, else "5"), e.g. `"5.1"`. */
+  readonly reportedDuration?: string
 }
 
 /** A task the emulator holds. */
@@ -217,7 +219,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           videos: [{
             id: `${task.taskId}-0`,
             url: `${origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
-            duration: typeof task.body["duration"] === "string" ? task.body["duration"] : "5"
+            duration: options.reportedDuration ?? (typeof task.body["duration"] === "string" ? task.body["duration"] : "5")
           }]
         }
       }
