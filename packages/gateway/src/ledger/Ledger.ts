@@ -59,11 +59,16 @@ export const expectedUnits = (billing: ModelEntry.Billing | undefined, body: Rec
     : { ...noUnits, images: Math.floor(given ?? billing.default) }
 }
 
-/** The units a completed task used: images from its results, seconds from the request. */
+/**
+ * The units a completed task used: images from its results; seconds from the vendor's reported
+ * duration when its protocol reports one, else from the request (or the entry's default).
+ */
 export const settledUnits = (billing: ModelEntry.Billing | undefined, task: Task): Units => {
-  const expected = expectedUnits(billing, parseBody(task.request))
   if (billing?.unit === "images" && task.result !== null) return { ...noUnits, images: task.result.length }
-  return expected
+  if (billing?.unit === "seconds" && task.reportedSeconds !== null && task.reportedSeconds > 0) {
+    return { ...noUnits, seconds: task.reportedSeconds }
+  }
+  return expectedUnits(billing, parseBody(task.request))
 }
 
 const parseBody = (request: string): Record<string, unknown> => {

@@ -19,6 +19,7 @@ import keys from "./migrations/0004_keys.js"
 import taskCounts from "./migrations/0005_task_counts.js"
 import responseInputs from "./migrations/0006_response_inputs.js"
 import usage from "./migrations/0007_usage.js"
+import reportedUsage from "./migrations/0008_reported_usage.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 
@@ -30,7 +31,8 @@ const migrate = Migrator.make({})({
     "0004_keys": keys,
     "0005_task_counts": taskCounts,
     "0006_response_inputs": responseInputs,
-    "0007_usage": usage
+    "0007_usage": usage,
+    "0008_reported_usage": reportedUsage
   }),
   table: "genway_migrations"
 })

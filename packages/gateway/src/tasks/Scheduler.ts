@@ -169,7 +169,12 @@ const make = Effect.gen(function*() {
             Effect.matchEffect({
               onFailure: (e) => (e instanceof Lease.LeaseLost ? Effect.as(leaseLost(task, e), Option.none<Task>()) : onError(task, now, e, false)),
               onSuccess: (result) =>
-                finish(task, now, { status: "completed", result }, `completed with ${result.length} ${entry.result ?? "items"}`).pipe(
+                finish(
+                  task,
+                  now,
+                  { status: "completed", result, reportedSeconds: outcome.reportedSeconds ?? null },
+                  `completed with ${result.length} ${entry.result ?? "items"}`
+                ).pipe(
                   // Changed meanwhile (a cancel): the copies belong to no task and go.
                   Effect.tap((done) =>
                     Option.isNone(done)

@@ -51,6 +51,8 @@ export interface Task {
   readonly finishedAt: number | null
   readonly error: TaskInfo.TaskError | null
   readonly result: ReadonlyArray<ResultItem> | null
+  /** The seconds of video the vendor reported for the result, where its protocol reports them. */
+  readonly reportedSeconds: number | null
   readonly version: number
 }
 
@@ -59,7 +61,7 @@ export type TaskPatch = Partial<
   Pick<
     Task,
     | "status" | "submitState" | "upstreamRef" | "attempts" | "nextRunAt" | "submittedAt" | "finishedAt"
-    | "error" | "result" | "leaseOwner" | "leaseUntil"
+    | "error" | "result" | "reportedSeconds" | "leaseOwner" | "leaseUntil"
   >
 >
 
@@ -67,7 +69,7 @@ export type TaskPatch = Partial<
 export type NewTask = Omit<
   Task,
   | "status" | "submitState" | "upstreamRef" | "attempts" | "leaseOwner" | "leaseUntil" | "submittedAt"
-  | "finishedAt" | "error" | "result" | "version" | "updatedAt" | "nextRunAt"
+  | "finishedAt" | "error" | "result" | "reportedSeconds" | "version" | "updatedAt" | "nextRunAt"
 > & {
   /** The API key that creates it, and that key's `max_in_flight` (checked in the insert's transaction). */
   readonly keyId?: string | null
@@ -113,6 +115,7 @@ const TaskRow = Schema.Struct({
     Schema.Struct({ media: Schema.String }),
     Schema.Struct({ url: Schema.String })
   )))),
+  reported_seconds: Rows.NumOrNull,
   version: Rows.Num
 })
 
@@ -141,6 +144,7 @@ const toTask = (r: typeof TaskRow.Type): Task => ({
   finishedAt: r.finished_at,
   error: r.error_code === null ? null : { code: r.error_code, title: r.error_title ?? "", detail: r.error_detail ?? "" },
   result: r.result,
+  reportedSeconds: r.reported_seconds,
   version: r.version
 })
 
@@ -199,6 +203,7 @@ const make = Effect.gen(function*() {
         finishedAt: null,
         error: null,
         result: null,
+        reportedSeconds: null,
         version: 0
       }
       const insert = sql.withTransaction(Effect.gen(function*() {
@@ -281,7 +286,7 @@ const make = Effect.gen(function*() {
           attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
           finished_at = ${next.finishedAt}, error_code = ${next.error?.code ?? null},
           error_title = ${next.error?.title ?? null}, error_detail = ${next.error?.detail ?? null},
-          result = ${next.result === null ? null : JSON.stringify(next.result)},
+          result = ${next.result === null ? null : JSON.stringify(next.result)}, reported_seconds = ${next.reportedSeconds},
           lease_owner = ${next.leaseOwner}, lease_until = ${next.leaseUntil},
           updated_at = ${next.status !== task.status ? now : task.updatedAt}, version = version + 1
         WHERE id = ${task.id} AND version = ${task.version}
