@@ -11,15 +11,20 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import * as Usage from "../src/ledger/Usage.js"
 import * as Store from "../src/responses/Store.js"
 import { ResponsesService } from "../src/responses/Service.js"
 import { tempDir } from "./harness.js"
 import * as Pg from "./pg.js"
 
 const entry = Registry.entries.find((e) => e.kind === "responses")!
+const tokensOf = (json: string) => {
+  const usage = JSON.parse(json).usage
+  return { input: usage.input_tokens as number, output: usage.output_tokens as number }
+}
 
 describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept responses", () => {
-  it.scoped("two replicas finish each background response once; reads, CAS and the sweep hold", () =>
+  it.scoped("two replicas finish each background response once and record its usage once; reads, CAS and the sweep hold", () =>
     Effect.gen(function*() {
       const { replica } = yield* Pg.privateSchema
       const dataDir = tempDir()
@@ -28,7 +33,7 @@ describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept r
       const service = Context.get(a, ResponsesService)
       const ids: Array<string> = []
       for (let i = 0; i < 20; i++) {
-        const created = yield* service.create({ entry, tenant: "t", body: { model: "m", input: `job ${i}`, background: true } }).pipe(
+        const created = yield* service.create({ entry, tenant: "t", keyId: "k1", body: { model: "m", input: `job ${i}`, background: true } }).pipe(
           Effect.provide(a)
         )
         assert.strictEqual(created.status, "queued")
@@ -40,11 +45,21 @@ describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept r
       const [claimedA, claimedB] = yield* Effect.all([runA, runB], { concurrency: 2 })
       assert.strictEqual(claimedA + claimedB, 20)
       assert.deepStrictEqual(yield* Effect.all([runA, runB]), [0, 0])
+      const expected = { input: 0, output: 0 }
       for (const id of ids) {
         const kept = yield* service.retrieve("t", entry, id).pipe(Effect.provide(a))
         assert.strictEqual(JSON.parse(Option.getOrThrow(kept).json).status, "completed", id)
+        const tokens = tokensOf(Option.getOrThrow(kept).json)
+        expected.input += tokens.input
+        expected.output += tokens.output
         assert.isTrue(Option.isNone(yield* service.retrieve("someone-else", entry, id).pipe(Effect.provide(a))))
       }
+      // Each response's usage once, against the creating key (migration 0008), whichever replica finished it.
+      const now = yield* Clock.currentTimeMillis
+      const usage = yield* Usage.report({ from: 0, to: now + 1, tenant: "t", groupBy: "key" }).pipe(Effect.provide(b))
+      assert.strictEqual(usage.total.counts.requests, 20)
+      assert.deepStrictEqual([usage.total.units.input_tokens, usage.total.units.output_tokens], [expected.input, expected.output])
+      assert.deepStrictEqual(usage.groups?.map((g) => g.key), ["k1"])
 
       const store = Context.get(a, Store.ResponseStore)
       const row = Option.getOrThrow(yield* store.find("t", entry.id, ids[0]!, 0))

@@ -11,7 +11,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ModelEntry } from "@genway/core"
+import type { ModelEntry, Responses } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -154,7 +154,7 @@ export const describe = (e: BudgetExceeded): string =>
   `this request would pass the ${e.scope === "key" ? "API key's" : "tenant's"} budget of ${e.budgetUsd} USD ` +
   `(${e.period === "total" ? "in total" : `per ${e.period}`}, UTC)`
 
-/** Records a finished E1/E2 request from its `usage`. */
+/** Records a finished E1/E2 request from its `usage`, once per id (a repeat is ignored). */
 export const recordRequest = (row: {
   readonly id: string
   readonly tenant: string
@@ -173,8 +173,41 @@ export const recordRequest = (row: {
     ) VALUES (
       ${row.id}, 'request', ${row.tenant}, ${row.keyId}, ${row.entry.id}, 'tokens', ${JSON.stringify(row.entry.price ?? {})},
       'settled', 'request', ${row.inputTokens}, ${row.outputTokens}, 0, ${costMicros(row.entry.price, units)}, ${row.at}, ${row.at}
-    )`
+    ) ON CONFLICT (id) DO NOTHING`
   })
+
+/**
+ * The tokens a finished model response (E2) used: those of a `completed` or `incomplete` one
+ * (the vendor bills what it generated before the limit), from its `usage`. A `failed` or
+ * `cancelled` one, one still running, and one without `usage` record nothing.
+ */
+export const responseTokens = (response: Responses.ResponseObject): { readonly input: number; readonly output: number } | undefined => {
+  if (response.status !== "completed" && response.status !== "incomplete") return undefined
+  const usage = response.usage
+  if (usage === undefined || usage === null) return undefined
+  return { input: usage.input_tokens ?? usage.prompt_tokens ?? 0, output: usage.output_tokens ?? usage.completion_tokens ?? 0 }
+}
+
+/**
+ * Records a finished model response (E2) from its `usage`, under the response's id, so whichever
+ * way it finishes (answered, streamed, polled, read back) it is recorded once.
+ */
+export const recordResponse = (
+  owner: { readonly tenant: string; readonly keyId: string | null; readonly entry: ModelEntry.ModelEntry },
+  response: Responses.ResponseObject,
+  at: number
+): Effect.Effect<void, SqlError, SqlClient.SqlClient> => {
+  const tokens = responseTokens(response)
+  return tokens === undefined ? Effect.void : recordRequest({
+    id: response.id,
+    tenant: owner.tenant,
+    keyId: owner.keyId,
+    entry: owner.entry,
+    inputTokens: tokens.input,
+    outputTokens: tokens.output,
+    at
+  })
+}
 
 const unitOf = (billing: ModelEntry.Billing | undefined): string => billing?.unit ?? "none"
 

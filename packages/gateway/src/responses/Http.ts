@@ -96,7 +96,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const service = yield* ResponsesService
     // Forwarded as the client sent it: the schema only checked it.
-    const request = { entry, tenant: principal.tenant, body: json as Readonly<Record<string, unknown>> }
+    const request = { entry, tenant: principal.tenant, keyId: principal.keyId, body: json as Readonly<Record<string, unknown>> }
     const headers = sandboxHeader(service.mode)
     if (request.body["stream"] === true) {
       const events = yield* Effect.mapError(service.stream(request), toHttpError)

@@ -2,8 +2,10 @@
  * The background poller of kept responses: leases due rows (`claimDue`, one replica per row),
  * refreshes each from the live upstream (or reveals a sandboxed one), backs off on failures
  * (`Cadence`), fails what outlives its deadline, and deletes rows past their retention. A read that
- * finds its row due refreshes it through the same `refresh`.
+ * finds its row due refreshes it through the same `refresh`. A row that finishes records its usage
+ * in the same transaction (`finish`), so a crash can neither lose nor double it.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ModelEntry, Responses } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -11,6 +13,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ledger from "../ledger/Ledger.js"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Store from "./Store.js"
@@ -26,6 +29,17 @@ export const sweepEveryMs = 60_000
 
 /** The poller of one service instance; `owner` names its leases. */
 export interface Poller {
+  /**
+   * Applies `patch` (one that finishes the row: a terminal status, `finishedAt`, the final body)
+   * and records the response's usage in the same transaction; `None` when someone else changed
+   * the row meanwhile.
+   */
+  readonly finish: (
+    row: Store.StoredResponse,
+    entry: ModelEntry.ModelEntry | undefined,
+    patch: Store.StoredPatch,
+    now: number
+  ) => Effect.Effect<Option.Option<Store.StoredResponse>, SqlError>
   /** One refresh of a leased response; returns the row as it now is. */
   readonly refresh: (
     row: Store.StoredResponse,
@@ -43,6 +57,18 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
   Effect.gen(function*() {
     const settings = yield* Settings
     const store = yield* Store.ResponseStore
+    const sql = yield* SqlClient.SqlClient
+
+    const finish = (row: Store.StoredResponse, entry: ModelEntry.ModelEntry | undefined, patch: Store.StoredPatch, now: number) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const updated = yield* store.update(row, patch, now)
+        if (Option.isNone(updated) || entry === undefined) return updated
+        const response = JSON.parse(updated.value.body) as Responses.ResponseObject
+        yield* Ledger.recordResponse({ tenant: row.tenant, keyId: row.keyId, entry }, response, now).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+        return updated
+      }))
 
     const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) =>
       Cadence.pollDelay(entry, { override: settings.pollIntervalMs, first })
@@ -51,15 +77,16 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
     const refresh = (row: Store.StoredResponse, entry: ModelEntry.ModelEntry | undefined, now: number) =>
       Effect.gen(function*() {
         const settle = (patch: Store.StoredPatch) => Effect.map(store.update(row, patch, now), Option.getOrElse(() => row))
-        const finish = (body: string, status: string) => settle({ status, body, nextPollAt: null, finishedAt: now })
+        const done = (body: string, status: string) =>
+          Effect.map(finish(row, entry, { status, body, nextPollAt: null, finishedAt: now }, now), Option.getOrElse(() => row))
         const fail = (code: string, message: string) =>
-          finish(JSON.stringify({ ...JSON.parse(row.body), status: "failed", error: { code, message } }), "failed")
+          done(JSON.stringify({ ...JSON.parse(row.body), status: "failed", error: { code, message } }), "failed")
         const timedOut = () =>
           fail("gateway_timeout", `the response did not finish before the gateway's deadline (${Duration.format(Duration.millis(row.deadlineAt - row.createdAt))}); the gateway stopped waiting for it`)
 
         if (row.mode === "sandbox") {
           if (row.sandboxFinal !== null && now >= (row.nextPollAt ?? 0)) {
-            return yield* finish(row.sandboxFinal, (JSON.parse(row.sandboxFinal) as { status: string }).status)
+            return yield* done(row.sandboxFinal, (JSON.parse(row.sandboxFinal) as { status: string }).status)
           }
           return yield* settle({})
         }
@@ -72,7 +99,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
         if (outcome._tag === "Right") {
           const response = Responses.withOutputText(outcome.right)
           const body = JSON.stringify(response)
-          if (Responses.isTerminal(response.status)) return yield* finish(body, response.status)
+          if (Responses.isTerminal(response.status)) return yield* done(body, response.status)
           if (now >= row.deadlineAt) return yield* timedOut()
           return yield* settle({ status: response.status, body, attempts: 0, nextPollAt: now + (yield* pollDelay(entry, false)) })
         }
@@ -123,5 +150,5 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
       }
     })
 
-    return { refresh, runOnce, loop } satisfies Poller
+    return { finish, refresh, runOnce, loop } satisfies Poller
   })

@@ -10,8 +10,13 @@
  * polled in the background (and on a read that finds it due) until it finishes or the entry's
  * poll deadline passes, so its final object is in the gateway before the vendor forgets it, and
  * survives restarts.
+ *
+ * Usage: every response that finishes `completed` or `incomplete` is recorded in the usage ledger
+ * from its `usage`, under its id, whichever way it finishes (answered, streamed, polled, read
+ * back); a kept one in the same transaction that stores it finished.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type ModelEntry, Responses, type VendorManifest } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -25,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
+import * as Ledger from "../ledger/Ledger.js"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Poller from "./Poller.js"
@@ -47,10 +53,14 @@ export class RequestRefused extends Data.TaggedError("RequestRefused")<{
 /** Every failure of creating a response. */
 export type ServiceError = Responses.UpstreamError | RequestRefused | SqlError
 
-/** One create: the entry it came in on, the caller's tenant, and the validated body as the client sent it. */
+/**
+ * One create: the entry it came in on, the caller's tenant and API key (its usage is recorded
+ * against them), and the validated body as the client sent it.
+ */
 export interface ResponseRequest {
   readonly entry: ModelEntry.ModelEntry
   readonly tenant: string
+  readonly keyId: string | null
   readonly body: Readonly<Record<string, unknown>>
 }
 
@@ -152,6 +162,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
   Effect.gen(function*() {
     const settings = yield* Settings
     const store = yield* Store.ResponseStore
+    const sql = yield* SqlClient.SqlClient
     const owner = `responses-${randomUUID()}`
     const poller = yield* Poller.make(live, owner)
     const mode = Option.isSome(live) ? "live" as const : "sandbox" as const
@@ -160,6 +171,16 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       Cadence.pollDelay(entry, { override: settings.pollIntervalMs, first })
 
     const retentionMs = (entry: ModelEntry.ModelEntry) => millis(entry.retention ?? defaultRetention)
+
+    /** Records the usage of a finished response (nothing for one that did not complete). */
+    const record = (request: ResponseRequest, response: Responses.ResponseObject, at: number) =>
+      Ledger.recordResponse(request, response, at).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+    /** Records a response the gateway does not keep; a failure is logged, the answer still goes out. */
+    const recordUnkept = (request: ResponseRequest, response: Responses.ResponseObject) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => record(request, response, at)).pipe(
+        Effect.catchAll((error) => Effect.logError("usage of a model response was not recorded", error))
+      )
 
     /** Keeps `shown`; unfinished (or sandboxed with a `final` to reveal) it is refreshed from `pollAt`. */
     const keep = (
@@ -171,9 +192,10 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       pollAt: number
     ) => {
       const finished = final === null && Responses.isTerminal(shown.status)
-      return store.insert({
+      const insert = store.insert({
         id: shown.id,
         tenant: request.tenant,
+        keyId: request.keyId,
         entryId: request.entry.id,
         mode: rowMode,
         status: shown.status,
@@ -187,7 +209,9 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         expiresAt: now + retentionMs(request.entry),
         inputItems: JSON.stringify(InputItems.fromInput(request.body["input"]))
       }, now)
+      return finished ? sql.withTransaction(Effect.zipRight(insert, record(request, shown, now))) : insert
     }
+
 
     /** Checks the gateway's own rules, then the body to send upstream. */
     const prepare = (request: ResponseRequest) =>
@@ -224,6 +248,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         if (Option.isSome(live)) {
           const response = Responses.withOutputText(yield* live.value.create(body))
           if (keeps(body)) yield* keep(request, "live", response, null, now, now + (yield* pollDelay(request.entry, true)))
+          else yield* recordUnkept(request, response)
           return response
         }
         const final = Sandbox.respond(body, Sandbox.newId(), now)
@@ -233,6 +258,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
           return queued
         }
         if (keeps(body)) yield* keep(request, "sandbox", final, null, now, now)
+        else yield* recordUnkept(request, final)
         return final
       })
 
@@ -263,7 +289,9 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
             lastSequence = event.sequence_number
             const response = Responses.responseOf(event)
             if (response !== undefined) latest = response
-            if (kept || response === undefined || !Responses.isTerminalEvent(event)) return Effect.void
+            if (response === undefined || !Responses.isTerminalEvent(event)) return Effect.void
+            if (!keeps(body)) return recordUnkept(request, response)
+            if (kept) return Effect.void
             kept = true
             return save(response)
           }),
@@ -335,7 +363,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
           const patch: Store.StoredPatch = Responses.isTerminal(status)
             ? { status, body, nextPollAt: null, finishedAt: now }
             : { status, body }
-          const updated = yield* store.update(row, patch, now)
+          // One that finished before the vendor could stop it is recorded like any other.
+          const updated = Responses.isTerminal(status) ? yield* poller.finish(row, entry, patch, now) : yield* store.update(row, patch, now)
           if (Option.isSome(updated)) return Option.some<KeptResponse>({ mode: row.mode, json: body })
         }
       })
@@ -364,7 +393,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         const found = yield* store.find(tenant, entry.id, response.id, now)
         if (Option.isNone(found) || found.value.finishedAt !== null) return
         const shown = Responses.withOutputText(response)
-        yield* store.update(found.value, { status: shown.status, body: JSON.stringify(shown), nextPollAt: null, finishedAt: now }, now)
+        yield* poller.finish(found.value, entry, { status: shown.status, body: JSON.stringify(shown), nextPollAt: null, finishedAt: now }, now)
       }).pipe(Effect.catchAll((error) => Effect.logError("a resumed stream's response could not be kept", error)))
 
     const resume = (tenant: string, entry: ModelEntry.ModelEntry, id: string, startingAfter: number | undefined) =>
@@ -413,7 +442,11 @@ const surface: NonNullable<VendorManifest.VendorManifest<HttpClient.HttpClient>[
 }
 
 /** The service from the environment: live when the responses vendor's variables are set. */
-export const layer: Layer.Layer<ResponsesService, ConfigError.ConfigError, HttpClient.HttpClient | Settings | Store.ResponseStore> = Layer.effect(
+export const layer: Layer.Layer<
+  ResponsesService,
+  ConfigError.ConfigError,
+  HttpClient.HttpClient | Settings | Store.ResponseStore | SqlClient.SqlClient
+> = Layer.effect(
   ResponsesService,
   Effect.flatMap(surface.live, (live) => make(live))
 )

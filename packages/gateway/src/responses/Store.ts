@@ -15,6 +15,8 @@ import * as Rows from "../platform/Rows.js"
 export interface StoredResponse {
   readonly id: string
   readonly tenant: string
+  /** The API key that created it (its usage is recorded against it); `null` on rows kept before keys were recorded. */
+  readonly keyId: string | null
   readonly entryId: string
   readonly mode: "live" | "sandbox"
   readonly status: string
@@ -52,6 +54,7 @@ export type StoredPatch = Partial<Pick<StoredResponse, "status" | "body" | "atte
 const ResponseRow = Schema.Struct({
   id: Schema.String,
   tenant: Schema.String,
+  key_id: Rows.TextOrNull,
   entry_id: Schema.String,
   mode: Schema.Literal("live", "sandbox"),
   status: Schema.String,
@@ -74,6 +77,7 @@ const ResponseRow = Schema.Struct({
 const toResponse = (r: typeof ResponseRow.Type): StoredResponse => ({
   id: r.id,
   tenant: r.tenant,
+  keyId: r.key_id,
   entryId: r.entry_id,
   mode: r.mode,
   status: r.status,
@@ -103,11 +107,11 @@ const make = Effect.gen(function*() {
   const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError> =>
     sql`INSERT INTO responses (
       id, tenant, entry_id, mode, status, background, body, sandbox_final, attempts, next_poll_at, deadline_at,
-      created_at, updated_at, finished_at, expires_at, version, input_items
+      created_at, updated_at, finished_at, expires_at, version, input_items, key_id
     ) VALUES (
       ${row.id}, ${row.tenant}, ${row.entryId}, ${row.mode}, ${row.status}, ${row.background ? 1 : 0}, ${row.body},
       ${row.sandboxFinal}, 0, ${row.nextPollAt}, ${row.deadlineAt}, ${row.createdAt}, ${now}, ${row.finishedAt},
-      ${row.expiresAt}, 0, ${row.inputItems ?? null}
+      ${row.expiresAt}, 0, ${row.inputItems ?? null}, ${row.keyId}
     ) ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
 
   /** A tenant's unexpired response of one entry; another tenant's id is not found. */
