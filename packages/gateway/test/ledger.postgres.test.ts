@@ -1,9 +1,11 @@
 /**
  * Budgets on PostgreSQL with two gateway replicas on one database: 100 concurrent creates against
  * a tenant budget for 10 create exactly 10 (the check and the reservation share the insert's
- * transaction under a per-tenant advisory lock), and settle/release totals hold across replicas.
+ * transaction under a per-tenant advisory lock), and settle/release totals hold across replicas;
+ * a task settles on the vendor's reported seconds, and an E2 response recorded twice counts once.
  */
 import { assert, describe, it } from "@effect/vitest"
+import type { Responses } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
@@ -25,26 +27,29 @@ const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
 const priced = Registry.entries.map((e) => (e.id === e4.id ? { ...e, price: { per_second: 0.2 } } : e))
 const entry = priced.find((e) => e.id === e4.id)!
 
+/** A gateway's services (no background fibers) on the private schema, with the priced entries. */
+const pricedReplica = (schema: string) => {
+  const scopedUrl = new URL(Pg.url!)
+  scopedUrl.searchParams.set("options", `-c search_path=${schema}`)
+  return Gateway.services(Effect.succeed(new Map()), Registry.layer(priced)).pipe(
+    Layer.provideMerge(Config.layerWith({
+      dataDir: tempDir(),
+      databaseUrl: Option.some(Redacted.make(scopedUrl.toString())),
+      apiKeys: [],
+      sandboxDelayMs: 1000,
+      pollIntervalMs: Option.none(),
+      modelsFile: Option.none()
+    })),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
+  )
+}
+
 describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on PostgreSQL, two replicas", () => {
   it.scoped("100 concurrent creates against a budget for 10 create exactly 10", () =>
     Effect.gen(function*() {
       const { schema } = yield* Pg.privateSchema
-      const scopedUrl = new URL(Pg.url!)
-      scopedUrl.searchParams.set("options", `-c search_path=${schema}`)
-      const replica = () =>
-        Gateway.services(Effect.succeed(new Map()), Registry.layer(priced)).pipe(
-          Layer.provideMerge(Config.layerWith({
-            dataDir: tempDir(),
-            databaseUrl: Option.some(Redacted.make(scopedUrl.toString())),
-            apiKeys: [],
-            sandboxDelayMs: 1000,
-            pollIntervalMs: Option.none(),
-            modelsFile: Option.none()
-          })),
-          Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))
-        )
-      const a = yield* Layer.build(replica())
-      const b = yield* Layer.build(replica())
+      const a = yield* Layer.build(pricedReplica(schema))
+      const b = yield* Layer.build(pricedReplica(schema))
       yield* Context.get(a, ApiKeys).setTenantBudget("t", 10, "month")
       const now = Date.now()
       const body = { prompt: "race" }
@@ -90,5 +95,33 @@ describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on Postg
       assert.strictEqual(after.total.reserved_usd, 9)
       assert.strictEqual(after.total.counts.failed, 1)
       assert.strictEqual(after.groups?.[0]?.key, entry.id)
+    }), 60_000)
+
+  it.scoped("a completed task settles on the vendor's reported seconds (migration 0008); E2 records once per id", () =>
+    Effect.gen(function*() {
+      const { schema } = yield* Pg.privateSchema
+      const ctx = yield* Layer.build(pricedReplica(schema))
+      const store = Context.get(ctx, TaskStore)
+      const now = Date.now()
+      const created = yield* store.create({ ...Pg.sandboxTask(entry, 1), request: JSON.stringify({ prompt: "p", duration: 10 }), createdAt: now }, now)
+      const done = yield* store.update(created.task, { status: "completed", finishedAt: now, result: [], reportedSeconds: 5.1 }, now)
+      assert.strictEqual(Option.getOrThrow(done).reportedSeconds, 5.1)
+      const e2 = priced.find((e) => e.kind === "responses")!
+      const response: Responses.ResponseObject = {
+        id: "resp_pg",
+        object: "response",
+        created_at: 0,
+        model: "m",
+        status: "completed",
+        usage: { input_tokens: 7, output_tokens: 3, total_tokens: 10 }
+      }
+      const record = Ledger.recordResponse({ tenant: "t", keyId: null, entry: e2 }, response, now).pipe(Effect.provide(ctx))
+      yield* record
+      yield* record
+      const report = yield* Usage.report({ from: 0, to: now + 1, tenant: "t" }).pipe(Effect.provide(ctx))
+      assert.closeTo(report.total.units.seconds, 5.1, 1e-9)
+      assert.closeTo(report.total.cost_usd, 1.02, 1e-9)
+      assert.strictEqual(report.total.counts.requests, 1)
+      assert.deepStrictEqual([report.total.units.input_tokens, report.total.units.output_tokens], [7, 3])
     }), 60_000)
 })
