@@ -212,7 +212,6 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       return finished ? sql.withTransaction(Effect.zipRight(insert, record(request, shown, now))) : insert
     }
 
-
     /** Checks the gateway's own rules, then the body to send upstream. */
     const prepare = (request: ResponseRequest) =>
       Effect.gen(function*() {
