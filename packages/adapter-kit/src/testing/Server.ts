@@ -278,17 +278,27 @@ export interface Routes<K extends string, F extends { readonly _tag: string }> {
 }
 
 /**
- * Serves a task emulator, logging with `recorder`: each request takes the next fault queued for
- * its kind; a refusing fault answers in the request's stead, `Slow` holds the request back,
- * `Drop` cuts the connection (after the normal answer was made, with `afterAccept`),
- * `MalformedJson` garbles that answer.
+ * How long every request of a kind is held before the vendor acts on it and answers (real time):
+ * a slow vendor, for tests where something must happen while calls are in flight. A create held
+ * back is made at the end of its wait, even when its client has gone by then.
+ */
+export type Latency<K extends string> = Partial<Readonly<Record<K, Duration.DurationInput>>>
+
+/**
+ * Serves a task emulator, logging with `recorder`: each request waits out its kind's `latency`,
+ * then takes the next fault queued for its kind; a refusing fault answers in the request's stead,
+ * `Slow` holds the request back further, `Drop` cuts the connection (after the normal answer was
+ * made, with `afterAccept`), `MalformedJson` garbles that answer.
  */
 export const emulate = <K extends string, F extends { readonly _tag: string }>(
   recorder: Recorder<K, F>,
-  routes: Routes<K, F>
+  routes: Routes<K, F>,
+  latency: Latency<K> = {}
 ): Effect.Effect<Server, never, Scope.Scope> =>
   Effect.gen(function*() {
     const server: Server = yield* serve<K>(recorder, routes.classify, async (request) => {
+      const held = request.kind === "other" ? undefined : latency[request.kind]
+      if (held !== undefined) await server.wait(Duration.toMillis(held))
       const fault = recorder.take(request.kind)
       const refused = fault === undefined ? undefined : routes.refuse(fault)
       if (refused !== undefined) return refused
@@ -316,6 +326,8 @@ export interface Completion {
 export interface TaskOptions extends Completion {
   /** Hand out media URLs that answer with a redirect to the bytes. */
   readonly redirectMedia?: boolean
+  /** Hold every create, task query or media download this long before acting on it (default: none). */
+  readonly latency?: Latency<"submit" | "poll" | "download">
 }
 
 /** Whether a task is due to finish: polled often enough, or old enough at `now`. */

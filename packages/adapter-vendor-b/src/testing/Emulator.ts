@@ -236,7 +236,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
       },
       answer: { submit: create, poll: query, download: media, other: cancel }
-    })
+
+    }, options.latency)
     origin = server.origin
 
     return {

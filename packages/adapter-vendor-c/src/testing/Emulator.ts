@@ -251,7 +251,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
       },
       answer: { submit: create, poll: query, download: media, other: () => answer(404, 1202, "the requested method is invalid") }
-    })
+
+    }, options.latency)
     origin = server.origin
 
     return {

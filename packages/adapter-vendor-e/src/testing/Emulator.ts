@@ -213,7 +213,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
       },
       answer: { submit: create, poll: retrieve, download: media, other: () => failure(404, "Unknown route.") }
-    })
+
+    }, options.latency)
     origin = server.origin
 
     return {
