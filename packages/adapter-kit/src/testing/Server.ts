@@ -328,6 +328,11 @@ export interface TaskOptions extends Completion {
   readonly redirectMedia?: boolean
   /** Hold every create, task query or media download this long before acting on it (default: none). */
   readonly latency?: Latency<"submit" | "poll" | "download">
+  /**
+   * Hand out result URLs on this origin (`http://host:port`) instead of the emulator's own, with
+   * the same paths: another server serves the bytes (a benchmark's endless video, say).
+   */
+  readonly mediaOrigin?: string
 }
 
 /** Whether a task is due to finish: polled often enough, or old enough at `now`. */

@@ -142,11 +142,12 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
 
     const mediaUrls = (task: Task): ReadonlyArray<string> => {
       const prefix = options.redirectMedia === true ? "signed" : "media"
-      if (task.result === "video") return [`${origin}/${prefix}/${task.taskId}/0.mp4?Expires=86400&Signature=emulated`]
+      const from = options.mediaOrigin ?? origin
+      if (task.result === "video") return [`${from}/${prefix}/${task.taskId}/0.mp4?Expires=86400&Signature=emulated`]
       const n = Http.isRecord(task.body["parameters"]) && typeof task.body["parameters"]["n"] === "number"
         ? Math.min(4, Math.max(1, task.body["parameters"]["n"]))
         : 1
-      return Array.from({ length: n }, (_, i) => `${origin}/${prefix}/${task.taskId}/${i}.png?Expires=86400&Signature=emulated`)
+      return Array.from({ length: n }, (_, i) => `${from}/${prefix}/${task.taskId}/${i}.png?Expires=86400&Signature=emulated`)
     }
 
     const query = (request: LoggedRequest, fault: Fault | undefined): Server.Reply => {

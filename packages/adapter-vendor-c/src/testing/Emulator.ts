@@ -216,7 +216,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         data["task_result"] = {
           videos: [{
             id: `${task.taskId}-0`,
-            url: `${origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
+            url: `${options.mediaOrigin ?? origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
             duration: typeof task.body["duration"] === "string" ? task.body["duration"] : "5"
           }]
         }

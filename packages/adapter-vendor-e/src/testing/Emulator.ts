@@ -181,7 +181,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       if (task.status === "completed") {
         const prefix = options.redirectMedia === true ? "signed" : "media"
         const ext = task.result === "videos" ? "mp4" : "png"
-        body[task.result] = [`${origin}/${prefix}/${task.id}.${ext}?expires=172800&signature=emulated`]
+        body[task.result] = [`${options.mediaOrigin ?? origin}/${prefix}/${task.id}.${ext}?expires=172800&signature=emulated`]
       }
       return { _tag: "Json", status: 200, body }
     }
