@@ -137,6 +137,22 @@ describe("Server.emulate latency", () => {
     ))
 })
 
+describe("Server.emulate unanswered", () => {
+  it.live("a request whose client hung up while its answer was held is listed; answered ones are not", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const emu = yield* emulatorWith({ poll: "300 millis" })
+        // This client gives up after 50 ms, while the emulator holds the answer.
+        const abandoned = yield* call(emu.origin, "GET", "/tasks/t1").pipe(Effect.timeout("50 millis"), Effect.either)
+        assert.isTrue(Either.isLeft(abandoned))
+        yield* call(emu.origin, "GET", "/tasks/t2")
+        const unanswered = yield* emu.unanswered
+        assert.deepStrictEqual(unanswered.map((r) => r.path), ["/tasks/t1"])
+        assert.strictEqual(unanswered[0]!.kind, "poll")
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+    ))
+})
+
 describe("Server.Journal", () => {
   it.effect("wakes waiters once enough entries arrived", () =>
     Effect.gen(function*() {

@@ -56,6 +56,8 @@ export interface Emulator extends Server.Controls<RequestKind, Fault> {
   readonly baseUrl: string
   readonly apiKey: string
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Requests whose answer found the client gone (it timed out or died while the answer was held). */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest>>
 }
 
 const createPaths: Readonly<Record<string, "video" | "image">> = {
@@ -253,6 +255,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           status: t.status
         }))
       ),
+      unanswered: server.unanswered,
       ...recorder.controls
     }
   })

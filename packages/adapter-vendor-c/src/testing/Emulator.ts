@@ -61,6 +61,8 @@ export interface Emulator extends Server.Controls<RequestKind, Fault> {
   readonly accessKey: string
   readonly secretKey: string
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Requests whose answer found the client gone (it timed out or died while the answer was held). */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest>>
 }
 
 interface Task {
@@ -269,6 +271,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           status: t.status
         }))
       ),
+      unanswered: server.unanswered,
       ...recorder.controls
     }
   })

@@ -55,6 +55,8 @@ export interface Emulator extends Server.Controls<RequestKind, Fault> {
   readonly baseUrl: string
   readonly apiKey: string
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Requests whose answer found the client gone (it timed out or died while the answer was held). */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest>>
 }
 
 interface Task {
@@ -223,6 +225,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       tasks: Effect.sync(() =>
         [...tasks.values()].map((t) => ({ id: t.id, model: t.model, body: t.body, polls: t.polls, status: t.status }))
       ),
+      unanswered: server.unanswered,
       ...recorder.controls
     }
   })
