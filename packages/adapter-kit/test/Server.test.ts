@@ -11,25 +11,31 @@ type Kind = "submit" | "poll"
 
 type Fault = Server.TransportFault | { readonly _tag: "RateLimited" } | { readonly _tag: "FailTask" }
 
-/** A tiny task API: POST /tasks accepts, GET /tasks/:id answers; faults as every emulator has them. */
-const emulator = Effect.gen(function*() {
-  let accepted = 0
-  const recorder = new Server.Recorder<Kind, Fault>()
-  const server = yield* Server.emulate(recorder, {
-    classify: (method, path) =>
-      method === "POST" && path === "/tasks" ? "submit" : method === "GET" && path.startsWith("/tasks/") ? "poll" : "other",
-    refuse: (fault) => (fault._tag === "RateLimited" ? { _tag: "Json", status: 429, body: { code: "Throttled" } } : undefined),
-    answer: {
-      submit: (_request, fault) => {
-        accepted++
-        return { _tag: "Json", status: 200, body: { id: `t${accepted}`, failing: fault?._tag === "FailTask" } }
-      },
-      poll: (request) => ({ _tag: "Json", status: 200, body: { id: request.path.slice("/tasks/".length) } }),
-      other: () => ({ _tag: "Json", status: 404, body: { code: "NotFound" } })
-    }
+/**
+ * A tiny task API: POST /tasks accepts, GET /tasks/:id answers; faults as every emulator has them,
+ * each kind held back by `latency`.
+ */
+const emulatorWith = (latency: Server.Latency<Kind>) =>
+  Effect.gen(function*() {
+    let accepted = 0
+    const recorder = new Server.Recorder<Kind, Fault>()
+    const server = yield* Server.emulate(recorder, {
+      classify: (method, path) =>
+        method === "POST" && path === "/tasks" ? "submit" : method === "GET" && path.startsWith("/tasks/") ? "poll" : "other",
+      refuse: (fault) => (fault._tag === "RateLimited" ? { _tag: "Json", status: 429, body: { code: "Throttled" } } : undefined),
+      answer: {
+        submit: (_request, fault) => {
+          accepted++
+          return { _tag: "Json", status: 200, body: { id: `t${accepted}`, failing: fault?._tag === "FailTask" } }
+        },
+        poll: (request) => ({ _tag: "Json", status: 200, body: { id: request.path.slice("/tasks/".length) } }),
+        other: () => ({ _tag: "Json", status: 404, body: { code: "NotFound" } })
+      }
+    }, latency)
+    return { ...server, recorder, accepted: () => accepted }
   })
-  return { ...server, recorder, accepted: () => accepted }
-})
+
+const emulator = emulatorWith({})
 
 const call = (origin: string, method: "GET" | "POST", path: string) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>
@@ -107,6 +113,42 @@ describe("Server.emulate", () => {
         const r = yield* Fiber.join(fiber)
         assert.isTrue(Either.isRight(r))
         assert.isAtLeast(Date.now() - started, 140)
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+    ))
+})
+
+describe("Server.emulate latency", () => {
+  it.live("holds every request of its kind, and acts on a held create only once the wait is over", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const emu = yield* emulatorWith({ submit: "1 second" })
+        const started = Date.now()
+        const submit = yield* Effect.fork(call(emu.origin, "POST", "/tasks"))
+        yield* emu.recorder.awaitRequests(1)
+        // Another kind is not held: the poll is answered while the create still waits.
+        const polled = yield* call(emu.origin, "GET", "/tasks/t0")
+        assert.isTrue(Either.isRight(polled))
+        assert.strictEqual(emu.accepted(), 0, "the create was received, not yet acted on")
+        const r = yield* Fiber.join(submit)
+        assert.isTrue(Either.isRight(r))
+        assert.isAtLeast(Date.now() - started, 990)
+        assert.strictEqual(emu.accepted(), 1)
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+    ))
+})
+
+describe("Server.emulate unanswered", () => {
+  it.live("a request whose client hung up while its answer was held is listed; answered ones are not", () =>
+    Effect.scoped(
+      Effect.gen(function*() {
+        const emu = yield* emulatorWith({ poll: "300 millis" })
+        // This client gives up after 50 ms, while the emulator holds the answer.
+        const abandoned = yield* call(emu.origin, "GET", "/tasks/t1").pipe(Effect.timeout("50 millis"), Effect.either)
+        assert.isTrue(Either.isLeft(abandoned))
+        yield* call(emu.origin, "GET", "/tasks/t2")
+        const unanswered = yield* emu.unanswered
+        assert.deepStrictEqual(unanswered.map((r) => r.path), ["/tasks/t1"])
+        assert.strictEqual(unanswered[0]!.kind, "poll")
       }).pipe(Effect.provide(FetchHttpClient.layer))
     ))
 })

@@ -87,6 +87,16 @@ describe("vendor-b adapter against the emulator", () => {
       assert.deepStrictEqual(new Uint8Array(yield* bytesOf(media.body)), SampleMedia.mp4())
     })))
 
+  it.scoped("the emulator hands out result URLs on another origin when told (mediaOrigin)", () =>
+    live(Effect.gen(function*() {
+      const { adapter } = yield* setup({ completeAfterPolls: 1, mediaOrigin: "http://media.example.test:9" })
+      const t = task(t2v, { prompt: "a cat" })
+      const { ref } = yield* adapter.submit(t)
+      const done = yield* adapter.poll(polled(t, ref))
+      assert(done._tag === "Completed" && done.media[0]!._tag === "Url")
+      assert.match(done.media[0].url, new RegExp(`^http://media\\.example\\.test:9/media/${ref}/0\\.mp4\\?`))
+    })))
+
   it.scoped("cancels a PENDING task (polls then report it failed); a RUNNING one is not canceled", () =>
     live(Effect.gen(function*() {
       const { adapter } = yield* setup({ completeAfterPolls: 5 })

@@ -1,8 +1,8 @@
 /**
  * `pnpm bench`: the side-by-side benchmark of DESIGN.md §7 (bench/side.ts), printed as tables
- * with the ratios; `pnpm bench --quick` is the same in under 2 minutes; `pnpm bench e2 polls` runs
- * parts of it (e2, create, e1, polls). The older single benchmarks print JSON lines:
- * `pnpm bench creates workers`.
+ * with the ratios; `pnpm bench --quick` is the same in under 2 minutes (without mirror);
+ * `pnpm bench e2 polls` runs parts of it (e2, create, e1, polls, mirror). The older single
+ * benchmarks print JSON lines: `pnpm bench creates workers`.
  */
 import * as Tasks from "./tasks.js"
 
@@ -18,7 +18,7 @@ const args = process.argv.slice(2)
 const wanted = args.filter((a) => a in all)
 if (wanted.length === 0) {
   const { run } = await import("./side.js")
-  const only = args.filter((a) => ["e2", "create", "e1", "polls"].includes(a))
+  const only = args.filter((a) => ["e2", "create", "e1", "polls", "mirror"].includes(a))
   console.log(await run({ quick: args.includes("--quick"), only }))
   process.exit(0)
 }

@@ -5,8 +5,9 @@
  * (`genway serve` in its own process). Load comes from another process (bench/side/load.mjs:
  * autocannon, or a sequential keep-alive client). Then task create against a floor doing one
  * durable insert on the same database (SQLite, and PostgreSQL when GATEWAY_TEST_DATABASE_URL is
- * set), E1 stream time to first byte (bench/ttfb.ts) and 10k in-flight polls (bench/tasks.ts).
- * Prints a table and the ratios. Only ratios from one run count: the machine is shared.
+ * set), E1 stream time to first byte (bench/ttfb.ts), 10k in-flight polls (bench/tasks.ts) and,
+ * in full runs, the memory of mirroring a 200 MiB result (bench/mirror.ts). Prints a table and
+ * the ratios. Only ratios from one run count: the machine is shared.
  *
  * `pnpm bench` (full) or `pnpm bench --quick` (under 2 minutes).
  */
@@ -308,13 +309,27 @@ const polls = async (quick: boolean, out: Array<string>, ratios: Record<string, 
   ratios["polls RSS MB (< 200)"] = r.rssPeakMB
 }
 
+/** Memory while one 200 MiB result is mirrored, to the data directory and to S3 (bench/mirror.ts). */
+const mirror = async (_quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
+  const { run: mirrorRun } = await import("./mirror.js")
+  const r = await mirrorRun({ mib: 200 })
+  out.push("Mirror one 200 MiB result (generated as a stream by a fake vendor; gateway RSS sampled every 100 ms)")
+  out.push(table(
+    ["store", "baseline RSS MB", "peak RSS MB", "added MB", "seconds", "stored bytes"],
+    r.stores.map((s) => [s.store, s.baselineMB, s.peakMB, s.addedMB, s.seconds, s.storedBytes])
+  ))
+  for (const s of r.stores) ratios[`mirror 200 MiB to ${s.store}: RSS added MB (bounded, not ~200)`] = s.addedMB
+}
+
 export const run = async (options: SideOptions) => {
   const started = new Date()
   const out: Array<string> = []
   const ratios: Record<string, number | string> = {}
-  const parts: Record<string, typeof e2> = { e2, create: creates, e1: ttfb, polls }
+  const parts: Record<string, typeof e2> = { e2, create: creates, e1: ttfb, polls, mirror }
   for (const [name, part] of Object.entries(parts)) {
     if (options.only !== undefined && options.only.length > 0 && !options.only.includes(name)) continue
+    // About half a minute: in full runs, or when asked for by name.
+    if (name === "mirror" && options.quick && !(options.only ?? []).includes("mirror")) continue
     const t = Date.now()
     console.error(`bench: ${name}…`)
     try {

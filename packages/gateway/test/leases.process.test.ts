@@ -9,45 +9,23 @@ import * as EmuB from "@genway/adapter-vendor-b/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createRequire } from "node:module"
-import { fileURLToPath } from "node:url"
+import type { ChildProcess } from "node:child_process"
 import { validBodies } from "./bodies.js"
-import { freePort, tempDir } from "./harness.js"
+import { tempDir } from "./harness.js"
 import * as Pg from "./pg.js"
+import { exited, freePort, serve, until } from "./processes.js"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 const token = "leases-process-token"
 const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
 
-const serve = (port: number, databaseUrl: string, emu: EmuB.Emulator.Emulator): ChildProcess =>
-  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
-    env: {
-      ...process.env,
-      GATEWAY_DATABASE_URL: databaseUrl,
-      GATEWAY_DATA_DIR: tempDir(),
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      GATEWAY_API_KEYS: token,
-      VENDOR_B_BASE_URL: emu.baseUrl,
-      VENDOR_B_API_KEY: emu.apiKey
-    },
-    stdio: ["ignore", "ignore", "ignore"]
+/** A replica on the schema's database, vendor-b live against `emu`, its own data directory. */
+const replica = (port: number, databaseUrl: string, emu: EmuB.Emulator.Emulator): ChildProcess =>
+  serve(tempDir(), port, {
+    GATEWAY_DATABASE_URL: databaseUrl,
+    GATEWAY_API_KEYS: token,
+    VENDOR_B_BASE_URL: emu.baseUrl,
+    VENDOR_B_API_KEY: emu.apiKey
   })
-
-const until = async <A>(what: string, f: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
-  const end = Date.now() + timeoutMs
-  while (Date.now() < end) {
-    const a = await f().catch(() => undefined)
-    if (a !== undefined) return a
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))
 
 describe.skipIf(!Pg.available("leases.process.test.ts"))("lease takeover across processes (PostgreSQL)", () => {
   it.live("a replica killed during a slow submit: another fails the task with 3001 within the lease, one submit", () =>
@@ -64,7 +42,7 @@ describe.skipIf(!Pg.available("leases.process.test.ts"))("lease takeover across 
         Effect.promise(() => Promise.all(children.map((c) => (c.kill("SIGKILL"), exited(c)))))
       )
       const start = (port: number) => {
-        const child = serve(port, databaseUrl.toString(), emu)
+        const child = replica(port, databaseUrl.toString(), emu)
         children.push(child)
         const base = `http://127.0.0.1:${port}`
         return Effect.as(Effect.promise(() => until("a healthy replica", () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined)), 60_000)), { child, base })

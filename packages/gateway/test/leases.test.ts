@@ -21,6 +21,7 @@ import * as ResponsesService from "../src/responses/Service.js"
 import * as Scheduler from "../src/tasks/Scheduler.js"
 import * as Webhooks from "../src/webhooks/Webhooks.js"
 import { TaskStore } from "../src/tasks/Store.js"
+import { MediaStore } from "../src/platform/MediaStore.js"
 import * as Harness from "./harness.js"
 
 const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
@@ -170,6 +171,42 @@ describe("leases", () => {
         assert.strictEqual(done.status, "completed")
         assert.strictEqual(state.downloadsDone, 1)
         assert.strictEqual((yield* sql`SELECT key FROM media WHERE task_id = ${id}`).length, 1)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a stale copy that ends after another replica completed the task leaves that task's media in place", () =>
+      Effect.gen(function*() {
+        state.submitGate = Effect.runSync(Deferred.make<void>())
+        state.downloadGate = Effect.runSync(Deferred.make<void>())
+        yield* Deferred.succeed(state.submitGate, undefined)
+        state.downloadsStarted = state.downloadsDone = state.interrupted = 0
+        const sql = yield* SqlClient.SqlClient
+        const media = yield* MediaStore
+        const created = yield* Harness.send(Harness.post(e4.path, { prompt: "stale copy" }))
+        const id = created.json.task_info.id
+        yield* Harness.work
+        yield* TestClock.adjust("1 minute")
+        // This worker (paused, say) is copying the result when another replica takes the task
+        // over, copies the same result under the same key and completes the task.
+        const working = yield* Effect.fork(Harness.work)
+        yield* waitFor(() => state.downloadsStarted === 1)
+        const bytes = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112])
+        const key = yield* media.put(id, 0, "video/mp4", Stream.make(bytes), null)
+        yield* sql`UPDATE tasks SET status = 'completed', result = ${JSON.stringify([{ media: key }])},
+          lease_owner = NULL, lease_until = NULL, version = version + 1 WHERE id = ${id}`
+
+        // This worker's copy ends before its next heartbeat: it cannot complete the task, and it
+        // must not take the other replica's media away either (same key).
+        yield* Deferred.succeed(state.downloadGate, undefined)
+        yield* Fiber.join(working)
+        assert.strictEqual(state.downloadsDone, 1)
+        assert.strictEqual((yield* row(id)).status, "completed")
+        assert.strictEqual((yield* media.lookup(key))._tag, "Found")
+        const read = yield* Harness.send(Harness.get(`${e4.path}/${id}`))
+        const url = new URL(read.json.videos[0])
+        const served = yield* Harness.send(Harness.get(`${url.pathname}${url.search}`, undefined))
+        assert.strictEqual(served.status, 200)
       }))
   })
 

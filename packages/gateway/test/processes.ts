@@ -18,21 +18,35 @@ export const until = async <A>(what: string, f: () => Promise<A | undefined>, ti
   throw new Error(`timed out waiting for ${what}`)
 }
 
-/** Resolves when the process has exited. */
-export const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.once("exit", () => resolve()))
+/** Resolves when the process has exited (at once if it already has). */
+export const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))
 
 const require = createRequire(import.meta.url)
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 
+const tails = new WeakMap<ChildProcess, { text: string }>()
+
+/** The last few kilobytes a `serve` process wrote on stderr, for diagnostics. */
+export const stderrTail = (child: ChildProcess): string => tails.get(child)?.text ?? ""
+
 /**
  * A real `genway serve` on the embedded database of `dataDir`, listening on 127.0.0.1:`port`,
- * with `env` on top (tokens, delays, feature switches); stderr is piped for diagnostics.
+ * with `env` on top (tokens, delays, feature switches). Its stderr is read as it comes (a full
+ * pipe would block the process), keeping the tail for `stderrTail`.
  */
-export const serve = (dataDir: string, port: number, env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+export const serve = (dataDir: string, port: number, env: Record<string, string>): ChildProcess => {
+  const child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
     env: { ...process.env, GATEWAY_DATABASE_URL: "", GATEWAY_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "ignore", "pipe"]
   })
+  const tail = { text: "" }
+  tails.set(child, tail)
+  child.stderr?.on("data", (chunk: Buffer) => {
+    tail.text = (tail.text + chunk.toString("utf8")).slice(-8192)
+  })
+  return child
+}
 
 /** A TCP port free on 127.0.0.1 right now. */
 export const freePort = () =>

@@ -195,39 +195,47 @@ export const listen = (server: http.Server, timers?: Timers): Effect.Effect<stri
       })
   )
 
-/** Writes `reply`, unless the client gave up (a timeout) while a slow answer was pending. */
-export const write = (res: http.ServerResponse, reply: Reply): void => {
-  if (res.destroyed || res.socket === null || res.socket.destroyed) return
+/**
+ * Writes `reply`, unless the client gave up (a timeout, or it died) while a slow answer was
+ * pending; says whether the answer went out.
+ */
+export const write = (res: http.ServerResponse, reply: Reply): boolean => {
+  if (res.destroyed || res.socket === null || res.socket.destroyed) return false
   switch (reply._tag) {
     case "Json": {
       const text = JSON.stringify(reply.body)
       res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
       res.end(text)
-      return
+      return true
     }
     case "Bytes":
       res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": reply.bytes.length })
       res.end(reply.bytes)
-      return
+      return true
     case "Redirect":
       res.writeHead(302, { location: reply.location })
       res.end()
-      return
+      return true
     case "Drop":
       res.socket?.destroy()
-      return
+      return true
     case "Garbled":
       res.writeHead(200, { "content-type": "application/json" })
       res.end(reply.text ?? '{"request_id": "9f2c", "resu')
-      return
+      return true
   }
 }
 
 /** A running server: its origin (`http://127.0.0.1:<port>`) and a way to wait real time that ends with it. */
-export interface Server {
+export interface Server<K extends string = string> {
   readonly origin: string
   /** Resolves after `ms` real milliseconds, or never once the server closed. */
   readonly wait: (ms: number) => Promise<void>
+  /**
+   * Requests whose answer found the client gone (it timed out, or its process died, while the
+   * answer was held back), oldest first: the calls a client abandoned midway.
+   */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest<K>>>
 }
 
 /** Serves `handler` on 127.0.0.1 until the scope closes, logging every request with `recorder`. */
@@ -235,9 +243,10 @@ export const serve = <K extends string>(
   recorder: Pick<Recorder<K, unknown>, "record">,
   classify: (method: string, path: string) => K | "other",
   handler: Handler<K>
-): Effect.Effect<Server, never, Scope.Scope> =>
+): Effect.Effect<Server<K>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const timers = new Timers()
+    const unanswered = new Journal<LoggedRequest<K>>()
     const server = http.createServer((req, res) => {
       res.on("error", () => undefined)
       const run = async () => {
@@ -251,12 +260,12 @@ export const serve = <K extends string>(
           body: incoming.body
         }
         recorder.record(logged)
-        write(res, await handler(logged))
+        if (!write(res, await handler(logged))) unanswered.add(logged)
       }
       run().catch(() => res.socket?.destroy())
     })
     const origin = yield* listen(server, timers)
-    return { origin, wait: (ms: number) => timers.wait(ms) }
+    return { origin, wait: (ms: number) => timers.wait(ms), unanswered: unanswered.all }
   })
 
 /** Misbehaviours every task emulator offers, with the same meaning. */
@@ -278,17 +287,27 @@ export interface Routes<K extends string, F extends { readonly _tag: string }> {
 }
 
 /**
- * Serves a task emulator, logging with `recorder`: each request takes the next fault queued for
- * its kind; a refusing fault answers in the request's stead, `Slow` holds the request back,
- * `Drop` cuts the connection (after the normal answer was made, with `afterAccept`),
- * `MalformedJson` garbles that answer.
+ * How long every request of a kind is held before the vendor acts on it and answers (real time):
+ * a slow vendor, for tests where something must happen while calls are in flight. A create held
+ * back is made at the end of its wait, even when its client has gone by then.
+ */
+export type Latency<K extends string> = Partial<Readonly<Record<K, Duration.DurationInput>>>
+
+/**
+ * Serves a task emulator, logging with `recorder`: each request waits out its kind's `latency`,
+ * then takes the next fault queued for its kind; a refusing fault answers in the request's stead,
+ * `Slow` holds the request back further, `Drop` cuts the connection (after the normal answer was
+ * made, with `afterAccept`), `MalformedJson` garbles that answer.
  */
 export const emulate = <K extends string, F extends { readonly _tag: string }>(
   recorder: Recorder<K, F>,
-  routes: Routes<K, F>
-): Effect.Effect<Server, never, Scope.Scope> =>
+  routes: Routes<K, F>,
+  latency: Latency<K> = {}
+): Effect.Effect<Server<K>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const server: Server = yield* serve<K>(recorder, routes.classify, async (request) => {
+    const server: Server<K> = yield* serve<K>(recorder, routes.classify, async (request) => {
+      const held = request.kind === "other" ? undefined : latency[request.kind]
+      if (held !== undefined) await server.wait(Duration.toMillis(held))
       const fault = recorder.take(request.kind)
       const refused = fault === undefined ? undefined : routes.refuse(fault)
       if (refused !== undefined) return refused
@@ -316,6 +335,13 @@ export interface Completion {
 export interface TaskOptions extends Completion {
   /** Hand out media URLs that answer with a redirect to the bytes. */
   readonly redirectMedia?: boolean
+  /** Hold every create, task query or media download this long before acting on it (default: none). */
+  readonly latency?: Latency<"submit" | "poll" | "download">
+  /**
+   * Hand out result URLs on this origin (`http://host:port`) instead of the emulator's own, with
+   * the same paths: another server serves the bytes (a benchmark's endless video, say).
+   */
+  readonly mediaOrigin?: string
 }
 
 /** Whether a task is due to finish: polled often enough, or old enough at `now`. */

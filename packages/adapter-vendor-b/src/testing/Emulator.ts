@@ -56,6 +56,8 @@ export interface Emulator extends Server.Controls<RequestKind, Fault> {
   readonly baseUrl: string
   readonly apiKey: string
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Requests whose answer found the client gone (it timed out or died while the answer was held). */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest>>
 }
 
 const createPaths: Readonly<Record<string, "video" | "image">> = {
@@ -142,11 +144,12 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
 
     const mediaUrls = (task: Task): ReadonlyArray<string> => {
       const prefix = options.redirectMedia === true ? "signed" : "media"
-      if (task.result === "video") return [`${origin}/${prefix}/${task.taskId}/0.mp4?Expires=86400&Signature=emulated`]
+      const from = options.mediaOrigin ?? origin
+      if (task.result === "video") return [`${from}/${prefix}/${task.taskId}/0.mp4?Expires=86400&Signature=emulated`]
       const n = Http.isRecord(task.body["parameters"]) && typeof task.body["parameters"]["n"] === "number"
         ? Math.min(4, Math.max(1, task.body["parameters"]["n"]))
         : 1
-      return Array.from({ length: n }, (_, i) => `${origin}/${prefix}/${task.taskId}/${i}.png?Expires=86400&Signature=emulated`)
+      return Array.from({ length: n }, (_, i) => `${from}/${prefix}/${task.taskId}/${i}.png?Expires=86400&Signature=emulated`)
     }
 
     const query = (request: LoggedRequest, fault: Fault | undefined): Server.Reply => {
@@ -236,7 +239,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
       },
       answer: { submit: create, poll: query, download: media, other: cancel }
-    })
+
+    }, options.latency)
     origin = server.origin
 
     return {
@@ -251,6 +255,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           status: t.status
         }))
       ),
+      unanswered: server.unanswered,
       ...recorder.controls
     }
   })

@@ -63,6 +63,8 @@ export interface Emulator extends Server.Controls<RequestKind, Fault> {
   readonly accessKey: string
   readonly secretKey: string
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Requests whose answer found the client gone (it timed out or died while the answer was held). */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest>>
 }
 
 interface Task {
@@ -218,8 +220,13 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         data["task_result"] = {
           videos: [{
             id: `${task.taskId}-0`,
+<<<<<<< HEAD
             url: `${origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
             duration: options.reportedDuration ?? (typeof task.body["duration"] === "string" ? task.body["duration"] : "5")
+=======
+            url: `${options.mediaOrigin ?? origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
+            duration: typeof task.body["duration"] === "string" ? task.body["duration"] : "5"
+>>>>>>> chaos
           }]
         }
       }
@@ -253,7 +260,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
       },
       answer: { submit: create, poll: query, download: media, other: () => answer(404, 1202, "the requested method is invalid") }
-    })
+
+    }, options.latency)
     origin = server.origin
 
     return {
@@ -270,6 +278,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
           status: t.status
         }))
       ),
+      unanswered: server.unanswered,
       ...recorder.controls
     }
   })

@@ -55,6 +55,8 @@ export interface Emulator extends Server.Controls<RequestKind, Fault> {
   readonly baseUrl: string
   readonly apiKey: string
   readonly tasks: Effect.Effect<ReadonlyArray<EmulatedTask>>
+  /** Requests whose answer found the client gone (it timed out or died while the answer was held). */
+  readonly unanswered: Effect.Effect<ReadonlyArray<LoggedRequest>>
 }
 
 interface Task {
@@ -181,7 +183,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       if (task.status === "completed") {
         const prefix = options.redirectMedia === true ? "signed" : "media"
         const ext = task.result === "videos" ? "mp4" : "png"
-        body[task.result] = [`${origin}/${prefix}/${task.id}.${ext}?expires=172800&signature=emulated`]
+        body[task.result] = [`${options.mediaOrigin ?? origin}/${prefix}/${task.id}.${ext}?expires=172800&signature=emulated`]
       }
       return { _tag: "Json", status: 200, body }
     }
@@ -213,7 +215,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         }
       },
       answer: { submit: create, poll: retrieve, download: media, other: () => failure(404, "Unknown route.") }
-    })
+
+    }, options.latency)
     origin = server.origin
 
     return {
@@ -222,6 +225,7 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       tasks: Effect.sync(() =>
         [...tasks.values()].map((t) => ({ id: t.id, model: t.model, body: t.body, polls: t.polls, status: t.status }))
       ),
+      unanswered: server.unanswered,
       ...recorder.controls
     }
   })

@@ -140,6 +140,17 @@ const make = Effect.gen(function*() {
       )
     }).pipe(Effect.withSpan("task.mirror", { attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
 
+  /**
+   * After a copy whose task changed meanwhile: the copies go only if the task ended without a
+   * result (a cancel, a failure). Copies are keyed by task and index, so a task another worker has
+   * taken over (or already completed) uses these very keys for its own copies, which must stay.
+   */
+  const dropOrphanedCopies = (id: string, result: ReadonlyArray<ResultItem>) =>
+    Effect.flatMap(store.findById(id), (now) =>
+      Option.isSome(now) && now.value.status !== "failed"
+        ? Effect.void
+        : media.discard(result.flatMap((item) => ("media" in item ? [item.media] : []))))
+
   const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
     switch (outcome._tag) {
       case "Running":
@@ -175,12 +186,7 @@ const make = Effect.gen(function*() {
                   { status: "completed", result, reportedSeconds: outcome.reportedSeconds ?? null },
                   `completed with ${result.length} ${entry.result ?? "items"}`
                 ).pipe(
-                  // Changed meanwhile (a cancel): the copies belong to no task and go.
-                  Effect.tap((done) =>
-                    Option.isNone(done)
-                      ? media.discard(result.flatMap((item) => ("media" in item ? [item.media] : [])))
-                      : Effect.void
-                  )
+                  Effect.tap((done) => (Option.isNone(done) ? dropOrphanedCopies(task.id, result) : Effect.void))
                 )
             })
           )
