@@ -2,7 +2,9 @@
  * The side-by-side benchmark (DESIGN.md §7), in one run: the same fake upstream behind **direct**
  * (the upstream itself), the **floor** (bench/side/floor.mjs: a bare node:http proxy), **Portkey**
  * (`@portkey-ai/gateway`, offline, the upstream as its OpenAI-compatible custom host) and **Genway**
- * (`genway serve` in its own process). Load comes from another process (bench/side/load.mjs:
+ * (`genway serve` in its own process), and **Genway + telemetry** (the same, exporting traces to an
+ * OTLP/HTTP sink, logging JSON and scraped on /metrics; the ratios "telemetry on / off" compare it with
+ * the plain Genway, which runs with tracing off). Load comes from another process (bench/side/load.mjs:
  * autocannon, or a sequential keep-alive client). Then task create against a floor doing one
  * durable insert on the same database (SQLite, and PostgreSQL when GATEWAY_TEST_DATABASE_URL is
  * set), E1 stream time to first byte (bench/ttfb.ts) and 10k in-flight polls (bench/tasks.ts).
@@ -76,17 +78,56 @@ const waitFor = async (url: string, child: ChildProcess, what: string) => {
   throw new Error(`${what} did not start`)
 }
 
-const startGenway = async (env: Record<string, string>, name = "genway") => {
+/** Bytes and lines a process wrote on stdout (its log, when `countStdout`). */
+interface Output {
+  bytes: number
+  lines: number
+}
+
+const startGenway = async (env: Record<string, string>, name = "genway", countStdout = false) => {
   const port = await freePort()
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-side-"))
   const child = spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), "--import", tsx, path.join(here, "../src/main.ts"), "serve"], {
-    stdio: "ignore",
+    stdio: ["ignore", countStdout ? "pipe" : "ignore", "ignore"],
     cwd: dataDir,
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_API_KEYS: token, ...env }
   })
   children.push(child)
+  const stdout: Output = { bytes: 0, lines: 0 }
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout.bytes += d.length
+    for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) stdout.lines++
+  })
   await waitFor(`http://127.0.0.1:${port}/healthz`, child, name)
-  return { port, child }
+  return { port, child, stdout }
+}
+
+/** Scrapes `url` every second until stopped, as Prometheus would; keeps the last text. */
+const scrapeEverySecond = (url: string) => {
+  const state = { scrapes: 0, failed: 0, bytes: 0, last: "" }
+  const once = () =>
+    fetch(url).then(async (r) => {
+      const text = await r.text()
+      if (r.status !== 200) return void state.failed++
+      state.scrapes++
+      state.bytes += Buffer.byteLength(text)
+      state.last = text
+    }, () => void state.failed++)
+  const timer = setInterval(() => void once(), 1000)
+  return async () => {
+    clearInterval(timer)
+    await once()
+    return state
+  }
+}
+
+/** The sum of a Prometheus counter's samples whose labels contain `match`. */
+const counterSum = (text: string, name: string, match: string) => {
+  let sum = 0
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name}{`) && line.includes(match)) sum += Number(line.slice(line.lastIndexOf(" ") + 1))
+  }
+  return sum
 }
 
 const startPortkey = async () => {
@@ -146,7 +187,14 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
   return lines.join("\n")
 }
 
-/** E2 non-stream pass-through: direct, floor, Portkey, Genway (store default and store:false). */
+const telemetryOn = "Genway + telemetry"
+
+/**
+ * E2 non-stream pass-through: direct, floor, Portkey, Genway (store default and store:false), and
+ * Genway with telemetry on: a second `genway serve` exporting traces to an OTLP/HTTP sink
+ * (bench/side/otlp.mjs), logging JSON lines (counted on a pipe) and scraped on /metrics every second
+ * while it is measured. The plain Genway rows run without `OTEL_EXPORTER_OTLP_ENDPOINT`: telemetry off.
+ */
 const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
   const seconds = quick ? 2 : 10
   const seqN = quick ? 500 : 5000
@@ -155,6 +203,13 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   const floor = await startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, UPSTREAM_URL: upstreamBase, UPSTREAM_KEY: upstreamKey })
   const portkey = await startPortkey()
   const genway = await startGenway({ VENDOR_A_BASE_URL: upstreamBase, VENDOR_A_API_KEY: upstreamKey })
+  const sink = await startScript(path.join(here, "side/otlp.mjs"), {})
+  const traced = await startGenway({
+    VENDOR_A_BASE_URL: upstreamBase,
+    VENDOR_A_API_KEY: upstreamKey,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
+    LOG_FORMAT: "json"
+  }, "genway + telemetry", true)
   const body = JSON.stringify({ model: "responses", input: "a benchmark of paper boats" })
   const bodyNoStore = JSON.stringify({ model: "responses", input: "a benchmark of paper boats", store: false })
   const json = { "content-type": "application/json" }
@@ -168,6 +223,8 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
       body
     }],
     ["Genway (kept)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }],
+    // Right after its plain twin, so the machine's load drifts as little as possible between them.
+    [telemetryOn, { url: `http://127.0.0.1:${traced.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }],
     ["Genway (store:false)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body: bodyNoStore }]
   ]
   // A check that each answers 200 before measuring.
@@ -177,11 +234,14 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     await r.arrayBuffer().catch(() => undefined)
   }
   const results: Record<string, { max: Cannon; seq: Sequential; rate: Cannon }> = {}
+  let scraped: Awaited<ReturnType<ReturnType<typeof scrapeEverySecond>>> | undefined
   for (const [name, job] of contestants) {
+    const stopScraping = name === telemetryOn ? scrapeEverySecond(`http://127.0.0.1:${traced.port}/metrics`) : undefined
     const seq = await sequential(job, seqN)
     const m = await max(job, seconds)
     const rate = await atRate(job, seconds, 1000)
     results[name] = { max: m, seq, rate }
+    if (stopScraping !== undefined) scraped = await stopScraping()
   }
   const direct = results["direct"]!.seq
   const rows = contestants.map(([name]) => {
@@ -204,7 +264,28 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     ratios[`${variant} p99@1000 / floor (<= 3)`] = ratio(g.rate.p99, floorR.rate.p99)
     ratios[`${variant} p99@1000 / Portkey`] = ratio(g.rate.p99, portkeyR.rate.p99)
   }
-  for (const c of [up.child, floor.child, portkey.child, genway.child]) c.kill("SIGTERM")
+  // The exporter sends every second: one more interval, and the sink has all of the run's spans.
+  await new Promise((r) => setTimeout(r, 1500))
+  const received = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
+  const served = counterSum(scraped?.last ?? "", "genway_http_requests_total", `route="${entry.path}"`)
+  const traces = received["/v1/traces"] ?? { requests: 0, bytes: 0 }
+  const otlpMetrics = received["/v1/metrics"] ?? { requests: 0, bytes: 0 }
+  out.push(`${telemetryOn}: what its telemetry produced while measured (E2 requests served: ${served}, from its /metrics)`)
+  out.push(table(["", "requests", "bytes", "per E2 request"], [
+    ["OTLP POST /v1/traces (protobuf)", traces.requests, traces.bytes, served === 0 ? "—" : `${Math.round(traces.bytes / served)} B`],
+    ["OTLP POST /v1/metrics", otlpMetrics.requests, otlpMetrics.bytes, "—"],
+    ["JSON log lines on stdout", traced.stdout.lines, traced.stdout.bytes, served === 0 ? "—" : `${r2(traced.stdout.lines / served)} lines`],
+    ["GET /metrics scrapes (every 1 s)", `${scraped?.scrapes ?? 0} (${scraped?.failed ?? 0} failed)`, scraped?.bytes ?? 0, "—"]
+  ]))
+  const off = results["Genway (kept)"]!
+  const on = results[telemetryOn]!
+  ratios["telemetry on / off: max req/s"] = ratio(on.max.rps, off.max.rps)
+  ratios["telemetry on / off: seq added p50"] = ratio(on.seq.p50 - direct.p50, off.seq.p50 - direct.p50)
+  ratios["telemetry on / off: seq added p99"] = ratio(on.seq.p99 - direct.p99, off.seq.p99 - direct.p99)
+  ratios["telemetry on - off: seq added p50 ms"] = r2(on.seq.p50 - off.seq.p50)
+  ratios["telemetry on / off: p99@1000"] = ratio(on.rate.p99, off.rate.p99)
+  if (traces.bytes === 0) ratios["telemetry on: spans exported"] = "NONE (the sink received no trace export)"
+  for (const c of [up.child, floor.child, portkey.child, genway.child, traced.child, sink.child]) c.kill("SIGTERM")
 }
 
 /** Task create, sandbox, workers on, vs a floor doing one durable insert on the same database. */
