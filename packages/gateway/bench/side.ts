@@ -2,7 +2,9 @@
  * The side-by-side benchmark (DESIGN.md §7), in one run: the same fake upstream behind **direct**
  * (the upstream itself), the **floor** (bench/side/floor.mjs: a bare node:http proxy), **Portkey**
  * (`@portkey-ai/gateway`, offline, the upstream as its OpenAI-compatible custom host) and **Genway**
- * (`genway serve` in its own process). Load comes from another process (bench/side/load.mjs:
+ * (`genway serve` in its own process), and **Genway + telemetry** (the same, exporting traces to an
+ * OTLP/HTTP sink, logging JSON and scraped on /metrics; the ratios "telemetry on / off" compare it with
+ * the plain Genway, which runs with tracing off). Load comes from another process (bench/side/load.mjs:
  * autocannon, or a sequential keep-alive client). Then task create against a floor doing one
  * durable insert on the same database (SQLite, and PostgreSQL when GATEWAY_TEST_DATABASE_URL is
  * set), E1 stream time to first byte (bench/ttfb.ts), 10k in-flight polls (bench/tasks.ts) and,
@@ -77,17 +79,56 @@ const waitFor = async (url: string, child: ChildProcess, what: string) => {
   throw new Error(`${what} did not start`)
 }
 
-const startGenway = async (env: Record<string, string>, name = "genway") => {
+/** Bytes and lines a process wrote on stdout (its log, when `countStdout`). */
+interface Output {
+  bytes: number
+  lines: number
+}
+
+const startGenway = async (env: Record<string, string>, name = "genway", countStdout = false) => {
   const port = await freePort()
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-side-"))
   const child = spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), "--import", tsx, path.join(here, "../src/main.ts"), "serve"], {
-    stdio: "ignore",
+    stdio: ["ignore", countStdout ? "pipe" : "ignore", "ignore"],
     cwd: dataDir,
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_API_KEYS: token, ...env }
   })
   children.push(child)
+  const stdout: Output = { bytes: 0, lines: 0 }
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout.bytes += d.length
+    for (let i = d.indexOf(10); i !== -1; i = d.indexOf(10, i + 1)) stdout.lines++
+  })
   await waitFor(`http://127.0.0.1:${port}/healthz`, child, name)
-  return { port, child }
+  return { port, child, stdout }
+}
+
+/** Scrapes `url` every second until stopped, as Prometheus would; keeps the last text. */
+const scrapeEverySecond = (url: string) => {
+  const state = { scrapes: 0, failed: 0, bytes: 0, last: "" }
+  const once = () =>
+    fetch(url).then(async (r) => {
+      const text = await r.text()
+      if (r.status !== 200) return void state.failed++
+      state.scrapes++
+      state.bytes += Buffer.byteLength(text)
+      state.last = text
+    }, () => void state.failed++)
+  const timer = setInterval(() => void once(), 1000)
+  return async () => {
+    clearInterval(timer)
+    await once()
+    return state
+  }
+}
+
+/** The sum of a Prometheus counter's samples whose labels contain `match`. */
+const counterSum = (text: string, name: string, match: string) => {
+  let sum = 0
+  for (const line of text.split("\n")) {
+    if (line.startsWith(`${name}{`) && line.includes(match)) sum += Number(line.slice(line.lastIndexOf(" ") + 1))
+  }
+  return sum
 }
 
 const startPortkey = async () => {
@@ -109,6 +150,7 @@ interface Job {
 }
 interface Cannon {
   readonly rps: number
+  readonly total: number
   readonly p50: number
   readonly p99: number
   readonly failed: number
@@ -137,8 +179,29 @@ const max = (job: Job, seconds: number, connections = 50) => runLoad<Cannon>({ m
 const atRate = (job: Job, seconds: number, rate: number) => runLoad<Cannon>({ mode: "rate", ...job, connections: 50, seconds, rate })
 const sequential = (job: Job, requests: number) => runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup: Math.min(200, requests) })
 
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const ticksPerSecond = 100
+
+/**
+ * CPU time (user + system) a process has used, in ms, from /proc (Linux); undefined elsewhere.
+ * Steadier than throughput on a shared machine: the scheduler takes cores away from every
+ * contestant alike, but what a request costs stays what it is.
+ */
+const cpuMs = (pid: number | undefined): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime are fields 14 and 15 of stat(5), counted after the ")" from field 3.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
+  } catch {
+    return undefined
+  }
+}
+
 const r1 = (n: number) => Math.round(n * 10) / 10
 const r2 = (n: number) => Math.round(n * 100) / 100
+/** `+1.2` or `−1.2` (a contestant can beat direct's p99 in a noisy run). */
+const signed = (n: number) => (n < 0 ? `−${r2(-n)}` : `+${r2(n)}`)
 const ratio = (a: number, b: number) => (b === 0 ? NaN : Math.round((a / b) * 100) / 100)
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
@@ -147,7 +210,14 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
   return lines.join("\n")
 }
 
-/** E2 non-stream pass-through: direct, floor, Portkey, Genway (store default and store:false). */
+const telemetryOn = "Genway + telemetry"
+
+/**
+ * E2 non-stream pass-through: direct, floor, Portkey, Genway (store default and store:false), and
+ * Genway with telemetry on: a second `genway serve` exporting traces to an OTLP/HTTP sink
+ * (bench/side/otlp.mjs), logging JSON lines (counted on a pipe) and scraped on /metrics every second
+ * while it is measured. The plain Genway rows run without `OTEL_EXPORTER_OTLP_ENDPOINT`: telemetry off.
+ */
 const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
   const seconds = quick ? 2 : 10
   const seqN = quick ? 500 : 5000
@@ -155,21 +225,34 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   const upstreamBase = `http://127.0.0.1:${up.port}/v1`
   const floor = await startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, UPSTREAM_URL: upstreamBase, UPSTREAM_KEY: upstreamKey })
   const portkey = await startPortkey()
-  const genway = await startGenway({ VENDOR_A_BASE_URL: upstreamBase, VENDOR_A_API_KEY: upstreamKey })
+  const sink = await startScript(path.join(here, "side/otlp.mjs"), {})
+  // Both Genways start at once (each start is mostly waiting on module loading).
+  const [genway, traced] = await Promise.all([
+    startGenway({ VENDOR_A_BASE_URL: upstreamBase, VENDOR_A_API_KEY: upstreamKey }),
+    startGenway({
+      VENDOR_A_BASE_URL: upstreamBase,
+      VENDOR_A_API_KEY: upstreamKey,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
+      LOG_FORMAT: "json"
+    }, "genway + telemetry", true)
+  ])
   const body = JSON.stringify({ model: "responses", input: "a benchmark of paper boats" })
   const bodyNoStore = JSON.stringify({ model: "responses", input: "a benchmark of paper boats", store: false })
   const json = { "content-type": "application/json" }
   const entry = Registry.entries.find((e) => e.endpoints.includes("E2"))!
-  const contestants: Array<[string, Job]> = [
-    ["direct", { url: `${upstreamBase}/responses`, headers: { ...json, authorization: `Bearer ${upstreamKey}` }, body }],
-    ["floor", { url: `http://127.0.0.1:${floor.port}/v1/responses`, headers: { ...json, authorization: `Bearer ${token}` }, body }],
+  // Each with the process that answers it (whose CPU time is read around its measurement).
+  const contestants: Array<[string, Job, ChildProcess]> = [
+    ["direct", { url: `${upstreamBase}/responses`, headers: { ...json, authorization: `Bearer ${upstreamKey}` }, body }, up.child],
+    ["floor", { url: `http://127.0.0.1:${floor.port}/v1/responses`, headers: { ...json, authorization: `Bearer ${token}` }, body }, floor.child],
     ["Portkey 1.15.2", {
       url: `http://127.0.0.1:${portkey.port}/v1/responses`,
       headers: { ...json, authorization: `Bearer ${upstreamKey}`, "x-portkey-provider": "openai", "x-portkey-custom-host": upstreamBase },
       body
-    }],
-    ["Genway (kept)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }],
-    ["Genway (store:false)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body: bodyNoStore }]
+    }, portkey.child],
+    ["Genway (kept)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }, genway.child],
+    // Right after its plain twin, so the machine's load drifts as little as possible between them.
+    [telemetryOn, { url: `http://127.0.0.1:${traced.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }, traced.child],
+    ["Genway (store:false)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body: bodyNoStore }, genway.child]
   ]
   // A check that each answers 200 before measuring.
   for (const [name, job] of contestants) {
@@ -177,22 +260,32 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     if (r.status !== 200) throw new Error(`${name} answered ${r.status}: ${(await r.text()).slice(0, 300)}`)
     await r.arrayBuffer().catch(() => undefined)
   }
-  const results: Record<string, { max: Cannon; seq: Sequential; rate: Cannon }> = {}
-  for (const [name, job] of contestants) {
+  const results: Record<string, { max: Cannon; seq: Sequential; rate: Cannon; cpuPerRequest: number | undefined }> = {}
+  let scraped: Awaited<ReturnType<ReturnType<typeof scrapeEverySecond>>> | undefined
+  for (const [name, job, child] of contestants) {
+    const stopScraping = name === telemetryOn ? scrapeEverySecond(`http://127.0.0.1:${traced.port}/metrics`) : undefined
+    const cpuBefore = cpuMs(child.pid)
+    const t = Date.now()
     const seq = await sequential(job, seqN)
     const m = await max(job, seconds)
     const rate = await atRate(job, seconds, 1000)
-    results[name] = { max: m, seq, rate }
+    if (stopScraping !== undefined) scraped = await stopScraping()
+    const cpuAfter = cpuMs(child.pid)
+    const answered = seqN + Math.min(200, seqN) + m.total + rate.total
+    const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / answered
+    results[name] = { max: m, seq, rate, cpuPerRequest }
+    console.error(`bench: e2 ${name} measured in ${Math.round((Date.now() - t) / 1000)} s`)
   }
   const direct = results["direct"]!.seq
   const rows = contestants.map(([name]) => {
     const r = results[name]!
-    const added = name === "direct" ? "—" : `+${r2(r.seq.p50 - direct.p50)} / +${r2(r.seq.p99 - direct.p99)}`
+    const added = name === "direct" ? "—" : `${signed(r.seq.p50 - direct.p50)} / ${signed(r.seq.p99 - direct.p99)}`
     const failed = r.max.failed + r.rate.failed + r.seq.failed
-    return [name, Math.round(r.max.rps), name === "direct" ? `${r2(r.seq.p50)} / ${r2(r.seq.p99)} (absolute)` : added, r1(r.rate.p99), failed]
+    const cpu = r.cpuPerRequest === undefined ? "—" : r2(r.cpuPerRequest)
+    return [name, Math.round(r.max.rps), name === "direct" ? `${r2(r.seq.p50)} / ${r2(r.seq.p99)} (absolute)` : added, r1(r.rate.p99), cpu, failed]
   })
   out.push(`E2 non-stream pass-through (50 connections for max and at 1,000 req/s; ${seconds} s each; sequential ${seqN} requests)`)
-  out.push(table(["", "max req/s", "sequential added p50 / p99 ms", "p99 ms at 1,000 req/s", "non-2xx/errors"], rows))
+  out.push(table(["", "max req/s", "sequential added p50 / p99 ms", "p99 ms at 1,000 req/s", "CPU ms per request", "non-2xx/errors"], rows))
   const floorR = results["floor"]!
   const portkeyR = results["Portkey 1.15.2"]!
   for (const variant of ["Genway (kept)", "Genway (store:false)"]) {
@@ -205,7 +298,31 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     ratios[`${variant} p99@1000 / floor (<= 3)`] = ratio(g.rate.p99, floorR.rate.p99)
     ratios[`${variant} p99@1000 / Portkey`] = ratio(g.rate.p99, portkeyR.rate.p99)
   }
-  for (const c of [up.child, floor.child, portkey.child, genway.child]) c.kill("SIGTERM")
+  // The exporter sends every second: one more interval, and the sink has all of the run's spans.
+  await new Promise((r) => setTimeout(r, 1500))
+  const received = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
+  const served = counterSum(scraped?.last ?? "", "genway_http_requests_total", `route="${entry.path}"`)
+  const traces = received["/v1/traces"] ?? { requests: 0, bytes: 0 }
+  const otlpMetrics = received["/v1/metrics"] ?? { requests: 0, bytes: 0 }
+  out.push(`${telemetryOn}: what its telemetry produced while measured (E2 requests served: ${served}, from its /metrics)`)
+  out.push(table(["", "requests", "bytes", "per E2 request"], [
+    ["OTLP POST /v1/traces (protobuf)", traces.requests, traces.bytes, served === 0 ? "—" : `${Math.round(traces.bytes / served)} B`],
+    ["OTLP POST /v1/metrics", otlpMetrics.requests, otlpMetrics.bytes, "—"],
+    ["JSON log lines on stdout", traced.stdout.lines, traced.stdout.bytes, served === 0 ? "—" : `${r2(traced.stdout.lines / served)} lines`],
+    ["GET /metrics scrapes (every 1 s)", `${scraped?.scrapes ?? 0} (${scraped?.failed ?? 0} failed)`, scraped?.bytes ?? 0, "—"]
+  ]))
+  const off = results["Genway (kept)"]!
+  const on = results[telemetryOn]!
+  ratios["telemetry on / off: max req/s"] = ratio(on.max.rps, off.max.rps)
+  ratios["telemetry on / off: seq added p50"] = ratio(on.seq.p50 - direct.p50, off.seq.p50 - direct.p50)
+  ratios["telemetry on / off: seq added p99"] = ratio(on.seq.p99 - direct.p99, off.seq.p99 - direct.p99)
+  ratios["telemetry on - off: seq added p50 ms"] = r2(on.seq.p50 - off.seq.p50)
+  ratios["telemetry on / off: p99@1000"] = ratio(on.rate.p99, off.rate.p99)
+  if (on.cpuPerRequest !== undefined && off.cpuPerRequest !== undefined) {
+    ratios["telemetry on / off: CPU per request"] = ratio(on.cpuPerRequest, off.cpuPerRequest)
+  }
+  if (traces.bytes === 0) ratios["telemetry on: spans exported"] = "NONE (the sink received no trace export)"
+  for (const c of [up.child, floor.child, portkey.child, genway.child, traced.child, sink.child]) c.kill("SIGTERM")
 }
 
 /** Task create, sandbox, workers on, vs a floor doing one durable insert on the same database. */
