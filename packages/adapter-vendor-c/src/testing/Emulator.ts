@@ -220,13 +220,8 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
         data["task_result"] = {
           videos: [{
             id: `${task.taskId}-0`,
-<<<<<<< HEAD
-            url: `${origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
-            duration: options.reportedDuration ?? (typeof task.body["duration"] === "string" ? task.body["duration"] : "5")
-=======
             url: `${options.mediaOrigin ?? origin}/${prefix}/${task.taskId}.mp4?x-expires=2592000&sig=emulated`,
-            duration: typeof task.body["duration"] === "string" ? task.body["duration"] : "5"
->>>>>>> chaos
+            duration: options.reportedDuration ?? (typeof task.body["duration"] === "string" ? task.body["duration"] : "5")
           }]
         }
       }
