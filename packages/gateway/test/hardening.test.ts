@@ -9,15 +9,12 @@ import { Registry } from "@genway/registry"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import * as path from "node:path"
-import * as Config from "../src/platform/Config.js"
 import * as Files from "../src/platform/Files.js"
 import * as Gateway from "../src/Gateway.js"
 import { tooDeep } from "../src/http/Body.js"
@@ -222,17 +219,7 @@ describe("hardening", () => {
 
 /** A gateway served by `Gateway.http` (the production server), whose E2 streams can be made to fail. */
 const productionServer = Layer.unwrapEffect(Effect.map(Effect.promise(Harness.freePort), (p) => {
-  const settings = Config.layerWith({
-    host: "127.0.0.1",
-    port: p,
-    publicUrl: `http://127.0.0.1:${p}`,
-    dataDir: Harness.tempDir(),
-    databaseUrl: Option.none(),
-    apiKeys: [Redacted.make(Harness.tokenA)],
-    sandboxDelayMs: 1000,
-    pollIntervalMs: Option.none(),
-    modelsFile: Option.none(),
-    requireLive: false,
+  const settings = Harness.settingsOn(p, {
     headersTimeoutMs: 300,
     requestTimeoutMs: 600
   })

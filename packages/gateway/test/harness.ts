@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import { createServer } from "node:http"
 import * as net from "node:net"
@@ -51,21 +52,24 @@ export const freePort = () =>
     })
   })
 
-const layerOn = (port: number, options: TestGatewayOptions) => {
-  const dataDir = options.settings?.dataDir ?? tempDir()
-  const settings = Config.layerWith({
+/** Settings of a test gateway served on `port` on loopback (SQLite in a fresh temp dir, both tokens). */
+export const settingsOn = (port: number, overrides: Partial<Config.GatewaySettings> = {}) =>
+  Config.layerWith({
     host: "127.0.0.1",
     port,
     publicUrl: `http://127.0.0.1:${port}`,
-    dataDir,
+    dataDir: tempDir(),
     databaseUrl: Option.none(),
     apiKeys: [Redacted.make(tokenA), Redacted.make(tokenB)],
     sandboxDelayMs: 1000,
     pollIntervalMs: Option.none(),
     modelsFile: Option.none(),
     requireLive: false,
-    ...options.settings
+    ...overrides
   })
+
+const layerOn = (port: number, options: TestGatewayOptions) => {
+  const settings = settingsOn(port, options.settings)
   const services = Gateway.services(
     options.live ?? Effect.succeed(new Map()),
     Registry.layer(options.entries ?? Registry.entries)
@@ -111,3 +115,18 @@ export const send = (request: HttpClientRequest.HttpClientRequest) =>
 
 /** Runs one worker pass. */
 export const work = Effect.flatMap(Scheduler, (s) => s.runOnce)
+
+/**
+ * Drives the workers and the test clock until the task at `url` is terminal, at most `rounds`
+ * simulated seconds; answers its last retrieve either way (callers assert the status).
+ */
+export const settle = (url: string, rounds = 40) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < rounds; i++) {
+      yield* work
+      const r = yield* send(get(url))
+      if (r.json.task_info.status === "completed" || r.json.task_info.status === "failed") return r.json
+      yield* TestClock.adjust("1 second")
+    }
+    return (yield* send(get(url))).json
+  })

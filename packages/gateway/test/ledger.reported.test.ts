@@ -18,7 +18,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as TestClock from "effect/TestClock"
 import * as Harness from "./harness.js"
 
 const perSecond = 0.1
@@ -32,17 +31,7 @@ const priced: ReadonlyArray<ModelEntry.ModelEntry> = Registry.entries.map((e) =>
 
 const key = (s: string) => Redacted.make(s)
 
-/** Drives workers and the clock until the task is terminal (bounded). */
-const settle = (url: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 40; i++) {
-      yield* Harness.work
-      const r = yield* Harness.send(Harness.get(url))
-      if (r.json.task_info.status === "completed" || r.json.task_info.status === "failed") return r.json
-      yield* TestClock.adjust("1 second")
-    }
-    return assert.fail(`${url} did not finish`)
-  })
+const settle = Harness.settle
 
 const usage = Effect.map(Harness.send(Harness.get("/v1/usage?group_by=model")), (r) => {
   assert.strictEqual(r.status, 200, r.text)

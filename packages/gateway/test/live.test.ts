@@ -58,17 +58,7 @@ const adaptersFor = (emu: Emulators) =>
 const liveGateway = (emu: Emulators, dataDir = Harness.tempDir()) =>
   Harness.layer({ live: adaptersFor(emu), settings: { dataDir, pollIntervalMs: Option.some(1000) } })
 
-/** Drives workers and the clock until the task is terminal (bounded). */
-const settle = (url: string, rounds = 40) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < rounds; i++) {
-      yield* Harness.work
-      const r = yield* Harness.send(Harness.get(url))
-      if (r.json.task_info.status === "completed" || r.json.task_info.status === "failed") return r.json
-      yield* TestClock.adjust("1 second")
-    }
-    return (yield* Harness.send(Harness.get(url))).json
-  })
+const settle = Harness.settle
 
 const mp4OrImage = (bytes: Uint8Array) => {
   const head = Buffer.from(bytes.subarray(0, 12))

@@ -12,13 +12,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Tracer from "effect/Tracer"
 import * as http from "node:http"
 import type * as net from "node:net"
 import * as Gateway from "../src/Gateway.js"
 import * as Observability from "../src/observability/Layer.js"
-import * as Config from "../src/platform/Config.js"
 import * as Harness from "./harness.js"
 import * as R from "./responsesHarness.js"
 
@@ -51,17 +49,7 @@ const spansOfRequests = (otlpEndpoint: Option.Option<string>) =>
     const emulator = yield* Emulator.make()
     const port = yield* Effect.promise(Harness.freePort)
     const started: Array<string> = []
-    const settings = Config.layerWith({
-      host: "127.0.0.1",
-      port,
-      publicUrl: `http://127.0.0.1:${port}`,
-      dataDir: Harness.tempDir(),
-      databaseUrl: Option.none(),
-      apiKeys: [Redacted.make(Harness.tokenA)],
-      sandboxDelayMs: 1000,
-      pollIntervalMs: Option.none(),
-      modelsFile: Option.none(),
-      requireLive: false,
+    const settings = Harness.settingsOn(port, {
       otlpEndpoint,
       logLevel: Option.some("error")
     })

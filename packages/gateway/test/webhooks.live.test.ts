@@ -11,24 +11,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as TestClock from "effect/TestClock"
 import { Webhooks } from "../src/webhooks/Webhooks.js"
 import * as Harness from "./harness.js"
 import { receiver } from "./receiver.js"
 
 const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
 
-/** Drives the workers and the clock until the task is terminal (bounded). */
-const settle = (url: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 40; i++) {
-      yield* Harness.work
-      const r = yield* Harness.send(Harness.get(url))
-      if (r.json.task_info.status === "completed" || r.json.task_info.status === "failed") return r.json
-      yield* TestClock.adjust("1 second")
-    }
-    return (yield* Harness.send(Harness.get(url))).json
-  })
+const settle = Harness.settle
 
 const payloads = (received: ReadonlyArray<{ readonly verified: unknown }>) =>
   received.map((r) => {
