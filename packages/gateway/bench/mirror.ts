@@ -22,8 +22,9 @@ import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import S3rver from "s3rver"
+import { isMain, printAndExit } from "./main.js"
 
 const token = "bench-token"
 const bucket = "bench-media"
@@ -247,16 +248,7 @@ export const run = (options: MirrorOptions = {}) => {
   })))
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   const mib = Number(process.argv[2] ?? 200)
-  run({ mib: Number.isFinite(mib) && mib > 0 ? mib : 200 }).then(
-    (result) => {
-      console.log(JSON.stringify(result))
-      process.exit(0)
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
+  printAndExit(run({ mib: Number.isFinite(mib) && mib > 0 ? mib : 200 }))
 }

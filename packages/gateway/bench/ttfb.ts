@@ -28,7 +28,8 @@ import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
+import { isMain, printAndExit } from "./main.js"
 import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 
@@ -206,21 +207,12 @@ export const run = (options: TtfbOptions = {}) => {
   })))
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   const args = process.argv.slice(2)
   const [runs, delay] = args.filter((a) => !a.startsWith("--")).map(Number)
-  run({
+  printAndExit(run({
     ...(runs !== undefined && Number.isFinite(runs) ? { runs } : {}),
     ...(delay !== undefined && Number.isFinite(delay) ? { streamDelayMs: delay } : {}),
     inProcess: args.includes("--in-process")
-  }).then(
-    (result) => {
-      console.log(JSON.stringify(result))
-      process.exit(0)
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
+  }))
 }
