@@ -217,6 +217,28 @@ describe("hardening", () => {
   })
 })
 
+/**
+ * Opens a connection to the gateway on `port`, writes `head`, then one `drip` every 50 ms; answers
+ * how long until the gateway closed the connection and what it sent back (gives up after 10 s).
+ */
+const trickle = (port: number, head: string, drip: string) =>
+  new Promise<{ readonly closedAfterMs: number; readonly received: string }>((resolve) => {
+    const started = Date.now()
+    let received = ""
+    const socket = net.connect(port, "127.0.0.1")
+    socket.setEncoding("utf8")
+    socket.on("data", (d: string) => (received += d))
+    socket.write(head)
+    const timer = setInterval(() => socket.write(drip), 50)
+    const giveUp = setTimeout(() => socket.destroy(), 10_000)
+    socket.on("error", () => {})
+    socket.on("close", () => {
+      clearInterval(timer)
+      clearTimeout(giveUp)
+      resolve({ closedAfterMs: Date.now() - started, received })
+    })
+  })
+
 /** A gateway served by `Gateway.http` (the production server), whose E2 streams can be made to fail. */
 const productionServer = Layer.unwrapEffect(Effect.map(Effect.promise(Harness.freePort), (p) => {
   const settings = Harness.settingsOn(p, {
@@ -277,24 +299,7 @@ describe("hardening on the production server", () => {
     it.effect("8: a client sending its headers a byte at a time is cut off after the header timeout", () =>
       Effect.gen(function*() {
         const p = yield* Port
-        const outcome = yield* Effect.promise(() =>
-          new Promise<{ readonly closedAfterMs: number; readonly received: string }>((resolve) => {
-            const started = Date.now()
-            let received = ""
-            const socket = net.connect(p, "127.0.0.1")
-            socket.setEncoding("utf8")
-            socket.on("data", (d: string) => (received += d))
-            socket.write("GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Slow: ")
-            const drip = setInterval(() => socket.write("a"), 50)
-            const giveUp = setTimeout(() => socket.destroy(), 10_000)
-            socket.on("error", () => {})
-            socket.on("close", () => {
-              clearInterval(drip)
-              clearTimeout(giveUp)
-              resolve({ closedAfterMs: Date.now() - started, received })
-            })
-          })
-        )
+        const outcome = yield* Effect.promise(() => trickle(p, "GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Slow: ", "a"))
         assert.isBelow(outcome.closedAfterMs, 5_000)
         assert.include(outcome.received, "408")
       }), 20_000)
@@ -302,26 +307,9 @@ describe("hardening on the production server", () => {
     it.effect("8: a client trickling its body is cut off after the request timeout", () =>
       Effect.gen(function*() {
         const p = yield* Port
-        const outcome = yield* Effect.promise(() =>
-          new Promise<{ readonly closedAfterMs: number; readonly received: string }>((resolve) => {
-            const started = Date.now()
-            let received = ""
-            const socket = net.connect(p, "127.0.0.1")
-            socket.setEncoding("utf8")
-            socket.on("data", (d: string) => (received += d))
-            socket.write(
-              `POST ${e4} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${Harness.tokenA}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`
-            )
-            const drip = setInterval(() => socket.write(" "), 50)
-            const giveUp = setTimeout(() => socket.destroy(), 10_000)
-            socket.on("error", () => {})
-            socket.on("close", () => {
-              clearInterval(drip)
-              clearTimeout(giveUp)
-              resolve({ closedAfterMs: Date.now() - started, received })
-            })
-          })
-        )
+        const head = `POST ${e4} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${Harness.tokenA}\r\n` +
+          "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+        const outcome = yield* Effect.promise(() => trickle(p, head, " "))
         assert.isBelow(outcome.closedAfterMs, 5_000)
         assert.include(outcome.received, "408")
       }), 20_000)

@@ -30,6 +30,7 @@ import { taskInfo } from "../tasks/Http.js"
 import { signResult, taskUrl } from "../tasks/Envelope.js"
 import * as VendorProgress from "../tasks/Progress.js"
 import type { ResultItem } from "../tasks/Store.js"
+import * as Rows from "../platform/Rows.js"
 import { AddressRefused, guardedLookup } from "./Address.js"
 
 /** The task events an endpoint can subscribe to. */
@@ -259,25 +260,14 @@ const make = Effect.gen(function*() {
   const claim = (now: number, limit: number, saturated: ReadonlyArray<string>) => {
     const until = now + deliveryLeaseMs
     const skip = saturated.length === 0 ? sql`` : sql`AND endpoint_id NOT IN ${sql.in(saturated)}`
-    return sql.onDialectOrElse({
-      pg: () =>
-        sql`UPDATE webhook_deliveries SET lease_owner = ${owner}, lease_until = ${until}
-          WHERE id IN (
-            SELECT id FROM webhook_deliveries
-            WHERE status = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now}) ${skip}
-            ORDER BY next_attempt_at LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED
-          )
-          RETURNING *`,
-      orElse: () =>
-        sql`UPDATE webhook_deliveries SET lease_owner = ${owner}, lease_until = ${until}
-          WHERE id IN (
-            SELECT id FROM webhook_deliveries
-            WHERE status = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now}) ${skip}
-            ORDER BY next_attempt_at LIMIT ${limit}
-          )
-          RETURNING *`
-    }).pipe(Effect.map((rows) => rows.map(deliveryOf)))
+    return sql`UPDATE webhook_deliveries SET lease_owner = ${owner}, lease_until = ${until}
+      WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now}) ${skip}
+        ORDER BY next_attempt_at LIMIT ${limit}
+        ${Rows.skipLocked(sql)}
+      )
+      RETURNING *`.pipe(Effect.map((rows) => rows.map(deliveryOf)))
   }
 
   /** The signed body and headers of a delivery, media URLs signed now. */
