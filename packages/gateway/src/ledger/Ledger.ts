@@ -118,17 +118,12 @@ export const checkBudget = (tenant: string, keyId: string | null, reserve: numbe
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const budgets: Array<Budget> = []
-    if (keyId !== null) {
-      const rows = yield* sql`SELECT budget_usd, budget_period FROM api_keys WHERE id = ${keyId}`
-      const r = rows[0]
-      if (r !== undefined && r.budget_usd !== null && r.budget_usd !== undefined) {
-        budgets.push({ scope: "key", usd: Number(r.budget_usd), period: periodOf(r.budget_period) })
-      }
-    }
-    const rows = yield* sql`SELECT budget_usd, budget_period FROM tenant_budgets WHERE tenant = ${tenant}`
-    const t = rows[0]
-    if (t !== undefined && t.budget_usd !== null && t.budget_usd !== undefined) {
-      budgets.push({ scope: "tenant", usd: Number(t.budget_usd), period: periodOf(t.budget_period) })
+    // Both scopes in one statement: this runs on every create and every E1/E2 request.
+    const rows = yield* sql`SELECT 'key' AS scope, budget_usd, budget_period FROM api_keys WHERE id = ${keyId} AND budget_usd IS NOT NULL
+      UNION ALL SELECT 'tenant' AS scope, budget_usd, budget_period FROM tenant_budgets WHERE tenant = ${tenant} AND budget_usd IS NOT NULL`
+    for (const scope of ["key", "tenant"] as const) {
+      const r = rows.find((row) => row.scope === scope)
+      if (r !== undefined) budgets.push({ scope, usd: Number(r.budget_usd), period: periodOf(r.budget_period) })
     }
     if (budgets.length === 0) return
     yield* sql.onDialectOrElse({

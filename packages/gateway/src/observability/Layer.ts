@@ -2,7 +2,7 @@
  * Observability for a gateway process, from its settings: the JSON logger (`LOG_FORMAT=json`),
  * the minimum level (`LOG_LEVEL`, unless the CLI's `--log-level` was given) and the OTLP tracer
  * (`OTEL_EXPORTER_OTLP_ENDPOINT`). The logger writes one line per entry in either format; without
- * an OTLP endpoint requests run without span bookkeeping.
+ * an OTLP endpoint the whole process (requests and workers) runs without span bookkeeping.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -22,7 +22,9 @@ export const layer = (options: { readonly cliLogLevel?: boolean } = {}) =>
     if (Option.isSome(settings.logLevel) && options.cliLogLevel !== true) {
       out = Layer.merge(out, Logger.minimumLogLevel(Logging.levelOf(settings.logLevel.value)))
     }
-    if (Option.isNone(settings.otlpEndpoint)) return out
+    // Nothing exports spans: the workers' statements and steps make none either (each would cost
+    // a span object and its bookkeeping for nothing).
+    if (Option.isNone(settings.otlpEndpoint)) return Layer.merge(out, Layer.setTracerEnabled(false))
     return Layer.mergeAll(
       out,
       Tracing.layer(settings.otlpEndpoint.value, settings.otlpProtocol),

@@ -48,4 +48,6 @@ export const noteTenant = (tenant: string): Effect.Effect<void> =>
   )
 
 /** Runs a synchronous step (body validation) as a child span named `name` of the request's span. */
-export const traced = <A>(name: string, f: () => A): Effect.Effect<A> => Effect.withSpan(Effect.sync(f), name)
+export const traced = <A>(name: string, f: () => A): Effect.Effect<A> =>
+  // No stack capture: it cost about 25 µs per request whether or not spans are exported.
+  Effect.withSpan(Effect.sync(f), name, { captureStackTrace: false })

@@ -95,7 +95,7 @@ export const layer = (vendorIds: ReadonlyArray<string>): Layer.Layer<HttpClient.
 const labelled = <A, E, R>(vendor: string, operation: string, effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
     Effect.locally(currentUpstream, { vendor, operation }),
-    Effect.withSpan(`upstream.${operation}`, { kind: "client", attributes: { "genway.vendor": vendor } })
+    Effect.withSpan(`upstream.${operation}`, { kind: "client", captureStackTrace: false, attributes: { "genway.vendor": vendor } })
   )
 
 /** A task adapter whose calls are labelled (and traced) by vendor and operation. */

@@ -6,7 +6,6 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -22,6 +21,7 @@ import usage from "./migrations/0007_usage.js"
 import reportedUsage from "./migrations/0008_reported_usage.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
+import * as Sqlite from "./Sqlite.js"
 
 const migrate = Migrator.make({})({
   loader: Migrator.fromRecord({
@@ -57,7 +57,7 @@ export const sqlite = (file: string): Layer.Layer<SqlClient.SqlClient, unknown> 
       Files.privateFile(file)
     }
     return Layer.effectDiscard(Effect.zipRight(sqlitePragmas, migrate)).pipe(
-      Layer.provideMerge(SqliteClient.layer({ filename: file }))
+      Layer.provideMerge(Sqlite.layer(file))
     )
   }))
 

@@ -138,7 +138,7 @@ const make = Effect.gen(function*() {
         Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.body as Stream.Stream<Uint8Array, unknown>, expiresAt)),
         Effect.map((key): ResultItem => ({ media: key }))
       )
-    }).pipe(Effect.withSpan("task.mirror", { attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
+    }).pipe(Effect.withSpan("task.mirror", { captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
 
   /**
    * After a copy whose task changed meanwhile: the copies go only if the task ended without a
@@ -285,7 +285,7 @@ const make = Effect.gen(function*() {
           Effect.annotateLogs("task", task.id)
         )
       ),
-      Effect.withSpan("task.step", { root: true, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
+      Effect.withSpan("task.step", { root: true, captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
     )
 
   /** Claims and runs one batch of due tasks; returns how many were claimed. */
