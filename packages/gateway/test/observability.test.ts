@@ -12,6 +12,7 @@ import { Registry } from "@genway/registry"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
@@ -407,6 +408,8 @@ describe("LOG_FORMAT=json", () => {
         yield* Harness.work
         yield* TestClock.adjust("2 seconds")
         yield* Harness.work
+        // Lines leave in batches, once per turn of the event loop; this reads them now.
+        Logging.flush()
 
         const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
         const request = parsed.find((l) => l.request_id === "req-obs-1" && l.status === 202)
@@ -439,6 +442,62 @@ describe("LOG_FORMAT=json", () => {
           assert.notInclude(l, prompt)
         }
       }), 30_000)
+  })
+})
+
+describe("log lines", () => {
+  /** Each `process.stdout.write` call while `f` runs and one turn of the event loop after it. */
+  const writesOf = async (f: () => void) => {
+    const writes: Array<string> = []
+    const original = process.stdout.write
+    process.stdout.write = ((chunk: unknown) => {
+      writes.push(String(chunk))
+      return true
+    }) as typeof process.stdout.write
+    try {
+      f()
+      const sameTurn = writes.length
+      await new Promise((resolve) => setImmediate(resolve))
+      return { sameTurn, writes }
+    } finally {
+      process.stdout.write = original
+    }
+  }
+  const logAll = (logger: ReturnType<typeof Logging.jsonLogger>, n: number) =>
+    Effect.runSync(
+      Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) =>
+        Effect.logInfo(`GET /x ${i}`, Logging.fields({ route: "/x", status: 200 + i, tenant: undefined, note: "two words" }))).pipe(
+          Effect.annotateLogs("request_id", "r-1"),
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+    )
+
+  it("the lines of one turn leave in one write, on the next turn, with their fields (undefined ones left out)", async () => {
+    const { sameTurn, writes } = await writesOf(() => logAll(Logging.jsonLogger(false), 3))
+    assert.strictEqual(sameTurn, 0)
+    assert.strictEqual(writes.length, 1)
+    const parsed = writes[0]!.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)
+    assert.deepStrictEqual(parsed.map((l) => [l.msg, l.request_id, l.route, l.status]), [
+      ["GET /x 0", "r-1", "/x", 200],
+      ["GET /x 1", "r-1", "/x", 201],
+      ["GET /x 2", "r-1", "/x", 202]
+    ])
+    assert.isFalse(parsed.some((l) => "tenant" in l))
+  })
+
+  it("text lines carry the fields as key=value, quoted when they hold spaces", async () => {
+    const { writes } = await writesOf(() => logAll(Logging.textLogger(false), 1))
+    assert.match(writes.join(""), /^\S+ INFO GET \/x 0 request_id=r-1 route=\/x status=200 note="two words"\n$/)
+  })
+
+  it("flush writes what is batched at once", async () => {
+    const { sameTurn, writes } = await writesOf(() => {
+      logAll(Logging.jsonLogger(false), 2)
+      Logging.flush()
+    })
+    assert.strictEqual(sameTurn, 1)
+    assert.strictEqual(writes.length, 1)
+    assert.strictEqual(writes[0]!.split("\n").length, 3)
   })
 })
 

@@ -13,6 +13,7 @@ import * as Redacted from "effect/Redacted"
 import { timingSafeEqual } from "node:crypto"
 import { httpError } from "../http/Errors.js"
 import { Settings } from "../platform/Config.js"
+import * as Logging from "./Logging.js"
 import * as Metrics from "./Metrics.js"
 import * as Prometheus from "./Prometheus.js"
 import { CurrentRequest, type RequestTelemetry } from "./Request.js"
@@ -93,14 +94,9 @@ export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
           if (cell.route !== undefined && sync.has(cell.route)) {
             overheads([route]).unsafeUpdate(Math.max(0, ms - cell.upstreamMs) / 1000, [])
           }
-          return Effect.logInfo(`${method} ${route} ${status}`).pipe(
-            Effect.annotateLogs({
-              method,
-              route,
-              status,
-              duration_ms: Math.round(ms * 1000) / 1000,
-              ...(cell.tenant !== undefined ? { tenant: cell.tenant } : {})
-            })
+          return Effect.logInfo(
+            `${method} ${route} ${status}`,
+            Logging.fields({ method, route, status, duration_ms: Math.round(ms * 1000) / 1000, tenant: cell.tenant })
           )
         })
       )

@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Task } from "../tasks/Store.js"
+import * as Logging from "./Logging.js"
 import * as Metrics from "./Metrics.js"
 
 const num = (v: unknown) => (typeof v === "number" ? v : Number(v))
@@ -31,8 +32,9 @@ const terminal = new Set(["completed", "failed", "cancelled", "canceled", "expir
 
 /** Logs a task's creation. */
 export const created = (task: Task) =>
-  Effect.logInfo(`task ${task.id} ${task.entryId}: created (${task.status})`).pipe(
-    Effect.annotateLogs({ task_id: task.id, model: task.entryId, from: null, to: task.status })
+  Effect.logInfo(
+    `task ${task.id} ${task.entryId}: created (${task.status})`,
+    Logging.fields({ task_id: task.id, model: task.entryId, from: null, to: task.status })
   )
 
 /**
@@ -46,15 +48,8 @@ export const transition = (before: Task, after: Task, now: number) => {
     durations([after.entryId, after.status]).unsafeUpdate(Math.max(0, now - after.createdAt) / 1000, [])
   }
   return Effect.logInfo(
-    `task ${after.id} ${after.entryId}: ${before.status} → ${after.status}${reason !== undefined ? ` (${reason})` : ""}`
-  ).pipe(
-    Effect.annotateLogs({
-      task_id: after.id,
-      model: after.entryId,
-      from: before.status,
-      to: after.status,
-      ...(reason !== undefined ? { reason } : {})
-    })
+    `task ${after.id} ${after.entryId}: ${before.status} → ${after.status}${reason !== undefined ? ` (${reason})` : ""}`,
+    Logging.fields({ task_id: after.id, model: after.entryId, from: before.status, to: after.status, reason })
   )
 }
 

@@ -5,7 +5,6 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -56,19 +55,25 @@ export const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseError, R
   >
 
 /**
- * How a table's rows are read: `all` decodes every row a statement returns with `Row` (through
- * `SqlSchema.findAll`), `one` the first (`SqlSchema.findOne`), each then turned into the store's
- * type by `to`. A row that does not decode is a defect.
+ * How a table's rows are read: `all` decodes every row a statement returns with `Row`, `one` the
+ * first, each then turned into the store's type by `to`. A row that does not decode is a defect.
+ * The decoders are built once per row schema: building them per call (as `SqlSchema.findAll` does)
+ * cost about 30 µs per statement, four times the decoding of a task row itself.
  */
-export const decoder = <A, I, T>(Row: Schema.Schema<A, I>, to: (row: A) => T) => ({
-  all: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Array<T>, Exclude<E, ParseError>, R> =>
-    SqlSchema.findAll({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(
-      Effect.map((rows) => rows.map(to)),
-      orDieOnParse
-    ),
-  one: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Option.Option<T>, Exclude<E, ParseError>, R> =>
-    SqlSchema.findOne({ Request: Schema.Void, Result: Row, execute: () => statement })(undefined).pipe(
-      Effect.map(Option.map(to)),
-      orDieOnParse
-    )
-})
+export const decoder = <A, I, T>(Row: Schema.Schema<A, I>, to: (row: A) => T) => {
+  const decodeAll = Schema.decodeUnknown(Schema.Array(Row))
+  const decodeOne = Schema.decodeUnknown(Row)
+  return {
+    all: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Array<T>, Exclude<E, ParseError>, R> =>
+      statement.pipe(
+        Effect.flatMap((rows) => decodeAll(rows)),
+        Effect.map((rows) => rows.map(to)),
+        orDieOnParse
+      ),
+    one: <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Option.Option<T>, Exclude<E, ParseError>, R> =>
+      statement.pipe(
+        Effect.flatMap((rows) => (rows.length === 0 ? Effect.succeed(Option.none<T>()) : Effect.map(decodeOne(rows[0]), (row) => Option.some(to(row))))),
+        orDieOnParse
+      )
+  }
+}

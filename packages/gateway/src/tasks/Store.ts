@@ -10,6 +10,7 @@ import { TaskInfo, TaskState } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -274,42 +275,51 @@ const make = Effect.gen(function*() {
    * Applies `patch` if the task is still at `task.version` and leased to `task.leaseOwner`.
    * Returns the new row, or `None` when someone else changed it (the caller drops its work).
    */
-  const update = (task: Task, patch: TaskPatch, now: number, note?: string) =>
-    Effect.gen(function*() {
-      const next = { ...task, ...patch }
+  const update = (task: Task, patch: TaskPatch, now: number, note?: string) => {
+    const next = { ...task, ...patch }
+    // A step that changes no state and notes nothing (a poll that found the task still running)
+    // writes one row: that statement is atomic on its own, and a transaction around it would cost
+    // two more statements on the workers' busiest path.
+    const alone = next.status === task.status && note === undefined
+    return Effect.gen(function*() {
       if (next.status !== task.status && !TaskState.canTransition(task.status, next.status)) {
         yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
         return Option.none<Task>()
       }
-      const row = yield* taskOf(sql`UPDATE tasks SET
+      const updatedAt = next.status !== task.status ? now : task.updatedAt
+      const changed = yield* sql`UPDATE tasks SET
           status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
           attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
           finished_at = ${next.finishedAt}, error_code = ${next.error?.code ?? null},
           error_title = ${next.error?.title ?? null}, error_detail = ${next.error?.detail ?? null},
           result = ${next.result === null ? null : JSON.stringify(next.result)}, reported_seconds = ${next.reportedSeconds},
           lease_owner = ${next.leaseOwner}, lease_until = ${next.leaseUntil},
-          updated_at = ${next.status !== task.status ? now : task.updatedAt}, version = version + 1
+          updated_at = ${updatedAt}, version = version + 1
         WHERE id = ${task.id} AND version = ${task.version}
-        RETURNING *`)
-      if (Option.isNone(row)) return Option.none<Task>()
+        RETURNING id`
+      if (changed.length === 0) return Option.none<Task>()
       if (next.status !== task.status || note !== undefined) {
         yield* event(task.id, now, task.status, next.status, note ?? null)
       }
-      const updated = row.value
+      // The row was `task` (its version matched), so it now is `next` one version on: built here
+      // rather than read back and decoded.
+      const updated: Task = { ...next, updatedAt, version: task.version + 1 }
       if (next.status !== task.status) yield* runHooks(updated, task.status, now)
       return Option.some(updated)
     }).pipe(
-      sql.withTransaction,
+      alone ? identity : sql.withTransaction,
       Effect.tap((o) => (Option.isSome(o) && o.value.status !== task.status ? TaskMetrics.transition(task, o.value, now) : Effect.void))
     )
+  }
 
   /** The event log of a task, oldest first. */
+  const eventRows = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: EventRow,
+    execute: (taskId) => sql`SELECT at, from_status, to_status, note FROM task_events WHERE task_id = ${taskId} ORDER BY id`
+  })
   const events = (id: string) =>
-    SqlSchema.findAll({
-      Request: Schema.String,
-      Result: EventRow,
-      execute: (taskId) => sql`SELECT at, from_status, to_status, note FROM task_events WHERE task_id = ${taskId} ORDER BY id`
-    })(id).pipe(
+    eventRows(id).pipe(
       Effect.map((rows) => rows.map((r) => ({ at: r.at, from: r.from_status, to: r.to_status, note: r.note }))),
       Rows.orDieOnParse
     )
