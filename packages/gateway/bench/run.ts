@@ -1,6 +1,6 @@
 /**
  * `pnpm bench`: the side-by-side benchmark of DESIGN.md §7 (bench/side.ts), printed as tables
- * with the ratios; `pnpm bench --quick` is the same in under 2 minutes (without mirror);
+ * with the ratios; `pnpm bench --quick` is the same with shorter phases (without mirror);
  * `pnpm bench e2 polls` runs parts of it (e2, create, e1, polls, mirror). The older single
  * benchmarks print JSON lines: `pnpm bench creates workers`.
  */

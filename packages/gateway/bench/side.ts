@@ -11,7 +11,7 @@
  * in full runs, the memory of mirroring a 200 MiB result (bench/mirror.ts). Prints a table and
  * the ratios. Only ratios from one run count: the machine is shared.
  *
- * `pnpm bench` (full) or `pnpm bench --quick` (under 2 minutes). With `BENCH_BASELINE_DIR` set to
+ * `pnpm bench` (full) or `pnpm bench --quick` (shorter phases). With `BENCH_BASELINE_DIR` set to
  * another checkout's `packages/gateway` (installed), the task create phase also runs that build's
  * `genway serve` in the same run ("baseline Genway") and prints the ratio Genway / baseline.
  */
@@ -30,7 +30,10 @@ const require = createRequire(import.meta.url)
 const tsx = require.resolve("tsx/esm")
 const token = "bench-token"
 const upstreamKey = "upstream-key"
-const baselineDir = process.env.BENCH_BASELINE_DIR ? path.resolve(process.env.BENCH_BASELINE_DIR) : undefined
+// Relative to where `pnpm bench` was typed (pnpm runs the script in packages/gateway).
+const baselineDir = process.env.BENCH_BASELINE_DIR
+  ? path.resolve(process.env.INIT_CWD ?? process.cwd(), process.env.BENCH_BASELINE_DIR)
+  : undefined
 
 export interface SideOptions {
   readonly quick: boolean
