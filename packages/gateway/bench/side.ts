@@ -215,9 +215,10 @@ const cpuMs = (pid: number | undefined): number | undefined => {
 }
 
 /**
- * Waits until none of `pids` uses more than 5 % of a core over half a second (at most 60 s): a
- * Genway's workers go on with the tasks of a phase after its load stops, and that work must not
- * compete with the next contestant's measurement.
+ * Waits until none of `pids` uses more than 5 % of a core over half a second (at most 60 s, then
+ * says so): a Genway's workers go on with the tasks of a phase after its load stops, and that work
+ * must not compete with the next contestant's measurement. Tasks still waiting for their next poll
+ * do not count as busy.
  */
 const quiet = async (pids: ReadonlyArray<number | undefined>) => {
   const until = Date.now() + 60_000
@@ -227,6 +228,7 @@ const quiet = async (pids: ReadonlyArray<number | undefined>) => {
     const busy = pids.some((pid, i) => (cpuMs(pid) ?? 0) - (before[i] ?? 0) > 25)
     if (!busy) return
   }
+  console.error("bench: a gateway was still busy after 60 s; measuring anyway")
 }
 
 const r1 = (n: number) => Math.round(n * 10) / 10
@@ -293,8 +295,22 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   }
   const results: Record<string, { max: Cannon; seq: Sequential; rate: Cannon; cpuPerRequest: number | undefined }> = {}
   let scraped: Awaited<ReturnType<ReturnType<typeof scrapeEverySecond>>> | undefined
+  // What the telemetry contestant had produced by the end of its warm-up (subtracted below).
+  let warmed = { served: 0, traces: { requests: 0, bytes: 0 }, lines: 0, bytes: 0 }
   for (const [name, job, child] of contestants) {
     await max(job, warmSeconds(quick))
+    if (name === telemetryOn) {
+      // The exporter sends every second: one interval more, and the warm-up's spans are in.
+      await new Promise((r) => setTimeout(r, 1500))
+      const counts = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
+      const metrics = await fetch(`http://127.0.0.1:${traced.port}/metrics`).then((r) => r.text())
+      warmed = {
+        served: counterSum(metrics, "genway_http_requests_total", `route="${entry.path}"`),
+        traces: counts["/v1/traces"] ?? { requests: 0, bytes: 0 },
+        lines: traced.stdout.lines,
+        bytes: traced.stdout.bytes
+      }
+    }
     const stopScraping = name === telemetryOn ? scrapeEverySecond(`http://127.0.0.1:${traced.port}/metrics`) : undefined
     const cpuBefore = cpuMs(child.pid)
     const t = Date.now()
@@ -333,14 +349,17 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   // The exporter sends every second: one more interval, and the sink has all of the run's spans.
   await new Promise((r) => setTimeout(r, 1500))
   const received = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
-  const served = counterSum(scraped?.last ?? "", "genway_http_requests_total", `route="${entry.path}"`)
-  const traces = received["/v1/traces"] ?? { requests: 0, bytes: 0 }
+  const served = counterSum(scraped?.last ?? "", "genway_http_requests_total", `route="${entry.path}"`) - warmed.served
+  const allTraces = received["/v1/traces"] ?? { requests: 0, bytes: 0 }
+  const traces = { requests: allTraces.requests - warmed.traces.requests, bytes: allTraces.bytes - warmed.traces.bytes }
+  const lines = traced.stdout.lines - warmed.lines
+  const logBytes = traced.stdout.bytes - warmed.bytes
   const otlpMetrics = received["/v1/metrics"] ?? { requests: 0, bytes: 0 }
   out.push(`${telemetryOn}: what its telemetry produced while measured (E2 requests served: ${served}, from its /metrics)`)
   out.push(table(["", "requests", "bytes", "per E2 request"], [
     ["OTLP POST /v1/traces (protobuf)", traces.requests, traces.bytes, served === 0 ? "—" : `${Math.round(traces.bytes / served)} B`],
     ["OTLP POST /v1/metrics", otlpMetrics.requests, otlpMetrics.bytes, "—"],
-    ["JSON log lines on stdout", traced.stdout.lines, traced.stdout.bytes, served === 0 ? "—" : `${r2(traced.stdout.lines / served)} lines`],
+    ["JSON log lines on stdout", lines, logBytes, served === 0 ? "—" : `${r2(lines / served)} lines`],
     ["GET /metrics scrapes (every 1 s)", `${scraped?.scrapes ?? 0} (${scraped?.failed ?? 0} failed)`, scraped?.bytes ?? 0, "—"]
   ]))
   const off = results["Genway (kept)"]!
@@ -403,8 +422,10 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
       const genway = await startGenway(genwayEnv, `genway (${db})`)
       const floorJob = { url: `http://127.0.0.1:${floor.port}/tasks`, headers, body }
       const genwayJob = { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers, body }
-      const check = await fetch(genwayJob.url, { method: "POST", headers, body })
-      if (check.status !== 202) throw new Error(`genway task create answered ${check.status}: ${await check.text()}`)
+      for (const job of baseJob === undefined ? [genwayJob] : [genwayJob, baseJob]) {
+        const check = await fetch(job.url, { method: "POST", headers, body })
+        if (check.status !== 202) throw new Error(`task create at ${job.url} answered ${check.status}: ${await check.text()}`)
+      }
       const base = baselineDir === undefined ? undefined : await startGenway(baseEnv, `baseline genway (${db})`, false, baselineDir)
       const baseJob = base === undefined ? undefined : { ...genwayJob, url: `http://127.0.0.1:${base.port}${entry.path}` }
       const pids = [genway.child.pid, base?.child.pid]
@@ -422,7 +443,9 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
       rows.push([`Genway (${db})`, Math.round(gMax.rps), r1(gMax.p99), r1(gRate.p99), Math.round(gRate.rps), gMax.failed + gRate.failed])
       if (bMax !== undefined && bRate !== undefined) {
         rows.push([`baseline Genway (${db})`, Math.round(bMax.rps), r1(bMax.p99), r1(bRate.p99), Math.round(bRate.rps), bMax.failed + bRate.failed])
-        ratios[`task create ${db} max, Genway / baseline`] = ratio(gMax.rps, bMax.rps)
+        ratios[`task create ${db} max, Genway / baseline`] = bMax.failed + gMax.failed > 0
+          ? "— (non-2xx answers during max; see the table)"
+          : ratio(gMax.rps, bMax.rps)
       }
       ratios[`task create ${db} max / floor (>= 0.4)`] = ratio(gMax.rps, fMax.rps)
       ratios[`task create ${db} p99 ms at 2,000/s (<= 20)`] = r1(gRate.p99)

@@ -372,6 +372,6 @@ describe.skipIf(!Pg.available("chaos.test.ts"))("three replicas under SIGKILL (P
         assert.isAtLeast(cut("poll"), 1, "a kill cut a poll")
         assert.isAtLeast(cut("download"), 1, "a kill cut a mirror's download")
       }).pipe(Effect.scoped),
-    240_000
+    360_000
   )
 })

@@ -499,6 +499,23 @@ describe("log lines", () => {
     assert.strictEqual(writes.length, 1)
     assert.strictEqual(writes[0]!.split("\n").length, 3)
   })
+
+  it("releasing the logger layer writes the lines still batched (the last lines of a shutdown)", async () => {
+    const writes: Array<string> = []
+    const original = process.stdout.write
+    process.stdout.write = ((chunk: unknown) => {
+      writes.push(String(chunk))
+      return true
+    }) as typeof process.stdout.write
+    try {
+      // Resolves before the next turn of the event loop, when the batch would otherwise leave.
+      await Effect.runPromise(Effect.logInfo("stopped").pipe(Effect.provide(Logging.layer("text"))))
+      assert.strictEqual(writes.length, 1)
+      assert.match(writes[0]!, /^\S+ INFO stopped\n$/)
+    } finally {
+      process.stdout.write = original
+    }
+  })
 })
 
 // --- task counts kept by triggers ------------------------------------------------------------

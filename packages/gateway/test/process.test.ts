@@ -30,7 +30,8 @@ const run = (args: ReadonlyArray<string>, env: Record<string, string>): Run => {
   let output = ""
   child.stdout!.on("data", (d) => (output += d))
   child.stderr!.on("data", (d) => (output += d))
-  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  // "close": the process has exited and its stdout and stderr have been read to the end.
+  const exit = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)))
   return { child, output: () => output, exit }
 }
 

@@ -1,12 +1,14 @@
 /**
  * Logs: `LOG_FORMAT=json` writes one JSON object per line on stdout (`time`, `level`, `msg`, then
- * the log's annotations: `request_id`, `method`, `route`, `status`, `duration_ms`, `tenant` for
- * requests; `task_id`, `model`, `from`, `to` for task changes), and `LOG_LEVEL` sets the minimum
+ * the fiber's annotations, e.g. `request_id`, then the entry's own fields: `method`, `route`,
+ * `status`, `duration_ms`, `tenant` for requests; `task_id`, `model`, `from`, `to` for task changes,
+ * see `fields`), and `LOG_LEVEL` sets the minimum
  * level. Nothing logged at info or below carries a token, a secret or prompt text: requests are
  * logged by route template and tenant hash, tasks by id, model and state.
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
@@ -72,6 +74,24 @@ export const flush = (): void => {
 }
 
 process.once("exit", flush)
+
+/**
+ * Writes the batched lines and waits (at most `ms`) until stdout has handed everything to the
+ * system: a process that exits right after can otherwise drop what a slow pipe reader has not
+ * taken yet. The logger layer runs it when it is released, after the last line of a shutdown.
+ */
+export const flushAndDrain = (ms = 1_000): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    flush()
+    if (process.stdout.writableLength === 0) return resume(Effect.void)
+    const done = () => {
+      clearTimeout(timer)
+      process.stdout.off("drain", done)
+      resume(Effect.void)
+    }
+    const timer = setTimeout(done, ms)
+    process.stdout.once("drain", done)
+  })
 
 const writeOut = (line: string) => {
   pending.lines.push(line)
@@ -165,9 +185,12 @@ export const levelOf = (name: string): LogLevel.LogLevel => {
 
 /** Our logger in place of every other one (the CLI's pretty logger included). */
 export const layer = (format: "json" | "text", withTrace = false): Layer.Layer<never> =>
-  Layer.fiberRefLocallyScopedWith(
-    FiberRef.currentLoggers,
-    () => HashSet.make(format === "json" ? jsonLogger(withTrace) : textLogger(withTrace))
+  Layer.merge(
+    Layer.fiberRefLocallyScopedWith(
+      FiberRef.currentLoggers,
+      () => HashSet.make(format === "json" ? jsonLogger(withTrace) : textLogger(withTrace))
+    ),
+    Layer.scopedDiscard(Effect.addFinalizer(() => flushAndDrain()))
   )
 
 /** JSON lines in place of every other logger. */
