@@ -446,8 +446,8 @@ describe("LOG_FORMAT=json", () => {
 })
 
 describe("log lines", () => {
-  /** Each `process.stdout.write` call while `f` runs and one turn of the event loop after it. */
-  const writesOf = async (f: () => void) => {
+  /** Records each `process.stdout.write` call while `f` runs (and what `f` awaits). */
+  const capturingStdout = async <A>(f: (writes: ReadonlyArray<string>) => Promise<A>): Promise<A> => {
     const writes: Array<string> = []
     const original = process.stdout.write
     process.stdout.write = ((chunk: unknown) => {
@@ -455,14 +455,19 @@ describe("log lines", () => {
       return true
     }) as typeof process.stdout.write
     try {
-      f()
-      const sameTurn = writes.length
-      await new Promise((resolve) => setImmediate(resolve))
-      return { sameTurn, writes }
+      return await f(writes)
     } finally {
       process.stdout.write = original
     }
   }
+  /** Each `process.stdout.write` call while `f` runs and one turn of the event loop after it. */
+  const writesOf = (f: () => void) =>
+    capturingStdout(async (writes) => {
+      f()
+      const sameTurn = writes.length
+      await new Promise((resolve) => setImmediate(resolve))
+      return { sameTurn, writes }
+    })
   const logAll = (logger: ReturnType<typeof Logging.jsonLogger>, n: number) =>
     Effect.runSync(
       Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) =>
@@ -501,20 +506,12 @@ describe("log lines", () => {
   })
 
   it("releasing the logger layer writes the lines still batched (the last lines of a shutdown)", async () => {
-    const writes: Array<string> = []
-    const original = process.stdout.write
-    process.stdout.write = ((chunk: unknown) => {
-      writes.push(String(chunk))
-      return true
-    }) as typeof process.stdout.write
-    try {
+    await capturingStdout(async (writes) => {
       // Resolves before the next turn of the event loop, when the batch would otherwise leave.
       await Effect.runPromise(Effect.logInfo("stopped").pipe(Effect.provide(Logging.layer("text"))))
       assert.strictEqual(writes.length, 1)
       assert.match(writes[0]!, /^\S+ INFO stopped\n$/)
-    } finally {
-      process.stdout.write = original
-    }
+    })
   })
 })
 
