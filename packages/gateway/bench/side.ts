@@ -422,12 +422,12 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
       const genway = await startGenway(genwayEnv, `genway (${db})`)
       const floorJob = { url: `http://127.0.0.1:${floor.port}/tasks`, headers, body }
       const genwayJob = { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers, body }
+      const base = baselineDir === undefined ? undefined : await startGenway(baseEnv, `baseline genway (${db})`, false, baselineDir)
+      const baseJob = base === undefined ? undefined : { ...genwayJob, url: `http://127.0.0.1:${base.port}${entry.path}` }
       for (const job of baseJob === undefined ? [genwayJob] : [genwayJob, baseJob]) {
         const check = await fetch(job.url, { method: "POST", headers, body })
         if (check.status !== 202) throw new Error(`task create at ${job.url} answered ${check.status}: ${await check.text()}`)
       }
-      const base = baselineDir === undefined ? undefined : await startGenway(baseEnv, `baseline genway (${db})`, false, baselineDir)
-      const baseJob = base === undefined ? undefined : { ...genwayJob, url: `http://127.0.0.1:${base.port}${entry.path}` }
       const pids = [genway.child.pid, base?.child.pid]
       const measure = async <A>(run: () => Promise<A>) => {
         await quiet(pids)

@@ -56,12 +56,12 @@ const split = (message: unknown): { readonly msg: string; readonly extra: LogFie
 
 /**
  * stdout, written in batches: the lines logged during one turn of the event loop leave in one write
- * (at the latest on the next turn), at once past 64 KiB, and before the process exits or writes an
+ * (at the latest on the next turn), at once past 64 Ki characters, and before the process exits or writes an
  * error line to stderr. A write is a system call: on the bench machine about 40 µs, more than the
  * rest of a request's log line. A process killed with SIGKILL can lose the lines of its last turn
  * (never a task or a response: those are in the database).
  */
-const pending = { lines: [] as Array<string>, bytes: 0, scheduled: false }
+const pending = { lines: [] as Array<string>, chars: 0, scheduled: false }
 
 /** Writes the batched lines now. */
 export const flush = (): void => {
@@ -69,7 +69,7 @@ export const flush = (): void => {
   if (pending.lines.length === 0) return
   const text = pending.lines.length === 1 ? pending.lines[0]! : pending.lines.join("")
   pending.lines = []
-  pending.bytes = 0
+  pending.chars = 0
   process.stdout.write(text)
 }
 
@@ -95,8 +95,8 @@ export const flushAndDrain = (ms = 1_000): Effect.Effect<void> =>
 
 const writeOut = (line: string) => {
   pending.lines.push(line)
-  pending.bytes += line.length
-  if (pending.bytes > 65_536) return flush()
+  pending.chars += line.length
+  if (pending.chars > 65_536) return flush()
   if (!pending.scheduled) {
     pending.scheduled = true
     setImmediate(flush)

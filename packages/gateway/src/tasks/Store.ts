@@ -272,8 +272,9 @@ const make = Effect.gen(function*() {
     ))
 
   /**
-   * Applies `patch` if the task is still at `task.version` and leased to `task.leaseOwner`.
-   * Returns the new row, or `None` when someone else changed it (the caller drops its work).
+   * Applies `patch` if the task is still at `task.version` (every claim and change bumps it, so a
+   * lease another worker took since fails this too).
+   * Returns the updated task, or `None` when someone else changed it (the caller drops its work).
    */
   const update = (task: Task, patch: TaskPatch, now: number, note?: string) => {
     const next = { ...task, ...patch }
