@@ -30,6 +30,9 @@ const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
 const state = {
   submitGate: Effect.runSync(Deferred.make<void>()),
   downloadGate: Effect.runSync(Deferred.make<void>()),
+  /** When set, a poll waits on it (then answers Completed). */
+  pollGate: null as Deferred.Deferred<void> | null,
+  pollsStarted: 0,
   submitsStarted: 0,
   /** Submits that got past the wait: the vendor created a job. */
   submitsAccepted: 0,
@@ -48,7 +51,12 @@ const vendor: VendorAdapter.VendorAdapter = {
       state.submitsAccepted++
       return { ref: `job-${state.submitsAccepted}`, status: "pending" as const }
     }).pipe(Effect.onInterrupt(() => Effect.sync(() => state.interrupted++))),
-  poll: () => Effect.succeed({ _tag: "Completed", media: [{ _tag: "Url", url: "https://cdn.vendor.example/x.mp4" }] }),
+  poll: () =>
+    Effect.gen(function*() {
+      state.pollsStarted++
+      if (state.pollGate !== null) yield* Deferred.await(state.pollGate)
+      return { _tag: "Completed", media: [{ _tag: "Url", url: "https://cdn.vendor.example/x.mp4" }] } as const
+    }).pipe(Effect.onInterrupt(() => Effect.sync(() => state.interrupted++))),
   download: () =>
     Effect.gen(function*() {
       state.downloadsStarted++
@@ -207,6 +215,87 @@ describe("leases", () => {
         const url = new URL(read.json.videos[0])
         const served = yield* Harness.send(Harness.get(`${url.pathname}${url.search}`, undefined))
         assert.strictEqual(served.status, 200)
+      }))
+  })
+
+  /** A task submitted, then due for its first poll, which will wait on a fresh poll gate. */
+  const submittedAndDue = (prompt: string) =>
+    Effect.gen(function*() {
+      state.submitGate = Effect.runSync(Deferred.make<void>())
+      state.downloadGate = Effect.runSync(Deferred.make<void>())
+      state.pollGate = null
+      yield* Deferred.succeed(state.submitGate, undefined)
+      state.pollsStarted = state.downloadsStarted = state.downloadsDone = state.interrupted = 0
+      const created = yield* Harness.send(Harness.post(e4.path, { prompt }))
+      const id: string = created.json.task_info.id
+      yield* Harness.work
+      assert.strictEqual((yield* row(id)).submitState, "submitted")
+      yield* TestClock.adjust("1 minute")
+      const gate = yield* Deferred.make<void>()
+      state.pollGate = gate
+      return { id, gate }
+    })
+
+  gateway()((it) => {
+    it.effect("a poll runs without a heartbeat; one that outlived its lease while another replica took the task writes nothing", () =>
+      Effect.gen(function*() {
+        const { gate, id } = yield* submittedAndDue("slow poll")
+        const working = yield* Effect.fork(Harness.work)
+        yield* waitFor(() => state.pollsStarted === 1)
+        const claimed = yield* row(id)
+        // Past two heartbeats: a poll renews nothing (it only reads at the vendor).
+        yield* TestClock.adjust(Scheduler.heartbeatMs * 2)
+        for (let i = 0; i < 100; i++) yield* Effect.yieldNow()
+        assert.strictEqual((yield* row(id)).leaseUntil, claimed.leaseUntil)
+        yield* steal(id)
+        const stolen = yield* row(id)
+
+        // The vendor answers Completed; the mirror's renewal finds the task taken: no copy, no write.
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(working)
+        assert.strictEqual(state.interrupted, 0)
+        assert.strictEqual(state.downloadsStarted, 0)
+        assert.deepStrictEqual(yield* row(id), stolen)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a mirror after a poll that outlived its lease renews the lease before it starts", () =>
+      Effect.gen(function*() {
+        const { gate, id } = yield* submittedAndDue("late mirror")
+        const working = yield* Effect.fork(Harness.work)
+        yield* waitFor(() => state.pollsStarted === 1)
+        // The poll takes longer than the lease; nobody else claimed the task meanwhile.
+        yield* TestClock.adjust(Scheduler.leaseMs + 1_000)
+        yield* Deferred.succeed(gate, undefined)
+        yield* waitFor(() => state.downloadsStarted === 1)
+        const now = yield* Clock.currentTimeMillis
+        const held = yield* row(id)
+        assert.strictEqual(held.leaseUntil, now + Scheduler.leaseMs)
+        const stolen = yield* (yield* TaskStore).claimDue("other-replica", now, Scheduler.leaseMs, 100)
+        assert.isFalse(stolen.some((t) => t.id === id))
+        yield* Deferred.succeed(state.downloadGate, undefined)
+        yield* Fiber.join(working)
+        assert.strictEqual((yield* row(id)).status, "completed")
+        assert.strictEqual(state.downloadsDone, 1)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a mirror whose lease ran out and was taken during the poll does not start", () =>
+      Effect.gen(function*() {
+        const { gate, id } = yield* submittedAndDue("taken mirror")
+        const working = yield* Effect.fork(Harness.work)
+        yield* waitFor(() => state.pollsStarted === 1)
+        yield* TestClock.adjust(Scheduler.leaseMs + 1_000)
+        yield* steal(id)
+        const stolen = yield* row(id)
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(working)
+        assert.strictEqual(state.downloadsStarted, 0)
+        assert.deepStrictEqual(yield* row(id), stolen)
+        const sql = yield* SqlClient.SqlClient
+        assert.strictEqual((yield* sql`SELECT key FROM media WHERE task_id = ${id}`).length, 0)
       }))
   })
 

@@ -4,6 +4,12 @@
  * every `heartbeatMs`, so a replica that dies lets others take its work over within one lease
  * period whatever it was doing. A renewal that finds the lease gone (another replica claimed the
  * row, or it was cancelled) interrupts the work at once, so it has no further side effects.
+ *
+ * Only steps with side effects need it (a submit creates a job at the vendor, a mirror writes
+ * media). A read-only step (a poll, a reconcile lookup) runs without: its result is written with a
+ * compare-and-set on the row's version, which every claim bumps, so a read that outlived its lease
+ * writes nothing, and a second replica reading the same job meanwhile does no harm. Starting a
+ * heartbeat costs two fibers and an interruption (about 50 µs), and polls are most of the steps.
  */
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
@@ -32,26 +38,36 @@ export interface GuardOptions {
 /**
  * Runs `work` while a heartbeat renews its lease. Fails with `LeaseLost` (and interrupts `work`)
  * when a renewal finds the lease taken, or when renewals keep failing until the lease would lapse:
- * past that point another replica may own the row, so the work must stop either way.
+ * past that point another replica may own the row, so the work must stop either way. A lease with
+ * less than one heartbeat left (a read-only step before this one ran long) is renewed before `work`
+ * starts; if it is gone, `work` does not start.
  */
 export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E, R>): Effect.Effect<A, E | LeaseLost, R> => {
-  const heartbeat = Effect.gen(function*() {
-    let heldUntil = options.heldUntil
+  const lost = (reason: string) => new LeaseLost({ id: options.id, reason })
+  const heartbeat = (from: number) => Effect.gen(function*() {
+    let heldUntil = from
     while (true) {
       yield* Effect.sleep(options.heartbeatMs)
       const now = yield* Clock.currentTimeMillis
       const until = now + options.leaseMs
       const renewed = yield* Effect.either(options.renew(until))
       if (renewed._tag === "Right") {
-        if (!renewed.right) return yield* new LeaseLost({ id: options.id, reason: "another worker holds the lease now" })
+        if (!renewed.right) return yield* lost("another worker holds the lease now")
         heldUntil = until
         continue
       }
       yield* Effect.logWarning("could not renew a lease; trying again", renewed.left).pipe(Effect.annotateLogs("lease", options.id))
       if (now + options.heartbeatMs >= heldUntil) {
-        return yield* new LeaseLost({ id: options.id, reason: "the lease could not be renewed before it ran out" })
+        return yield* lost("the lease could not be renewed before it ran out")
       }
     }
   })
-  return Effect.raceFirst(work, heartbeat)
+  return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    if (now + options.heartbeatMs < options.heldUntil) return Effect.raceFirst(work, heartbeat(options.heldUntil))
+    const until = now + options.leaseMs
+    return Effect.flatMap(
+      Effect.orElseSucceed(options.renew(until), () => false),
+      (renewed) => (renewed ? Effect.raceFirst(work, heartbeat(until)) : Effect.fail(lost("the lease ran out before the step started")))
+    )
+  })
 }

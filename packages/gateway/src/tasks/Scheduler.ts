@@ -29,9 +29,11 @@ import * as TaskMetrics from "../observability/TaskMetrics.js"
 
 /**
  * How long a claimed task belongs to this worker before others may take it over. Each step is
- * one vendor call (or one result mirror); while it runs, a heartbeat renews the lease every
- * `heartbeatMs` (see `Lease.guarded`), so a replica that dies frees its tasks within `leaseMs`
- * whatever it was doing, and one that lost its lease stops the step before its next side effect.
+ * one vendor call (or one result mirror); while a submit or a mirror runs, a heartbeat renews the
+ * lease every `heartbeatMs` (see `Lease.guarded`), so a replica that dies frees its tasks within
+ * `leaseMs` whatever it was doing, and one that lost its lease stops the step before its next side
+ * effect. Polls and reconcile lookups read only: their outcome is written by compare-and-set on the
+ * row's version, so one that outlived its lease writes nothing; they run without a heartbeat.
  */
 export const leaseMs = 30_000
 
@@ -156,17 +158,13 @@ const make = Effect.gen(function*() {
       case "Running":
         return Effect.zipRight(
           outcome.progress === undefined ? Effect.void : Progress.record(task.id, outcome.progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore),
-          Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => store.update(
-          task,
-          {
-            status: outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status,
-            attempts: 0,
-            nextRunAt: now + delay,
-            leaseOwner: null,
-            leaseUntil: null
-          },
-          now
-        )))
+          Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => {
+            const status = outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status
+            // Still where it was (most polls): written with the other polls ending now.
+            return status === task.status
+              ? store.reschedule(task, now + delay)
+              : store.update(task, { status, attempts: 0, nextRunAt: now + delay, leaseOwner: null, leaseUntil: null }, now)
+          }))
       case "Failed":
         return fail(task, now, outcome.error)
       case "Completed":
@@ -261,19 +259,19 @@ const make = Effect.gen(function*() {
           const at = yield* Clock.currentTimeMillis
           const held = yield* store.update(task, { leaseUntil: at + leaseMs }, now)
           if (Option.isNone(held)) return
-          const found = yield* Effect.either(guarded(held.value, adapter.reconcile(upstream)))
+          // A lookup only: if it outlives the lease, `submit` below finds the row changed and stops.
+          const found = yield* Effect.either(adapter.reconcile(upstream))
           if (found._tag === "Left") {
-            return yield* (found.left instanceof Lease.LeaseLost ? leaseLost(held.value, found.left) : onError(held.value, now, found.left, false))
+            return yield* onError(held.value, now, found.left, false)
           }
           if (found.right !== undefined) return yield* accepted(held.value, entry, now, found.right)
           // The vendor never saw it: submitting now cannot create a second job.
           return yield* submit(held.value, entry, adapter, upstream, now)
         }
         case "submitted": {
-          const outcome = yield* Effect.either(guarded(task, adapter.poll({ ...upstream, upstreamRef: task.upstreamRef! })))
-          if (outcome._tag === "Left") {
-            return yield* (outcome.left instanceof Lease.LeaseLost ? leaseLost(task, outcome.left) : onError(task, now, outcome.left, false))
-          }
+          // A read only (see `leaseMs`): its outcome is written by compare-and-set, the mirror guarded.
+          const outcome = yield* Effect.either(adapter.poll({ ...upstream, upstreamRef: task.upstreamRef! }))
+          if (outcome._tag === "Left") return yield* onError(task, now, outcome.left, false)
           return yield* apply(task, entry, adapter, now, outcome.right).pipe(
             Effect.catchAll((e) => onError(task, now, e, false))
           )

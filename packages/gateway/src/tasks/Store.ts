@@ -7,12 +7,15 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { SqlError } from "@effect/sql/SqlError"
 import { TaskInfo, TaskState } from "@genway/core"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
 import type { BudgetExceeded } from "../ledger/Ledger.js"
@@ -153,6 +156,9 @@ const toTask = (r: typeof TaskRow.Type): Task => ({
 const { all: tasksOf, one: taskOf } = Rows.decoder(TaskRow, toTask)
 
 const StatusCount = Schema.Struct({ status: Schema.String, n: Rows.Num })
+/** At most this many reschedules in one statement (three parameters each). */
+const rescheduleBatch = 500
+
 const EventRow = Schema.Struct({ at: Rows.Num, from_status: Rows.TextOrNull, to_status: Schema.String, note: Rows.TextOrNull })
 
 const make = Effect.gen(function*() {
@@ -313,6 +319,52 @@ const make = Effect.gen(function*() {
     )
   }
 
+  /**
+   * Rescheduling, written together: a poll that finds its task still running only moves the task's
+   * next run and gives its lease back, and under load hundreds of polls end in the same moment. One
+   * `UPDATE … FROM (VALUES …)` writes all that are waiting (one commit, the hot index pages written
+   * once); each caller still waits for its own row's outcome, so nothing is answered before it is
+   * durable. An autocommitted update per poll was the workers' costliest statement.
+   */
+  const rescheduleQueue = yield* Queue.unbounded<{
+    readonly task: Task
+    readonly nextRunAt: number
+    readonly done: Deferred.Deferred<boolean, SqlError>
+  }>()
+  const writeReschedules = Effect.gen(function*() {
+    const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(rescheduleQueue, 1, rescheduleBatch))
+    const rows = sql.csv(batch.map(({ nextRunAt, task }) =>
+      sql`(CAST(${task.id} AS TEXT), CAST(${task.version} AS INTEGER), CAST(${nextRunAt} AS BIGINT))`
+    ))
+    const written = yield* Effect.either(sql<{ readonly id: string }>`UPDATE tasks
+      SET next_run_at = v.next_run_at, attempts = 0, lease_owner = NULL, lease_until = NULL, version = tasks.version + 1
+      FROM (SELECT column1 AS id, column2 AS version, column3 AS next_run_at FROM (VALUES ${rows}) AS given) AS v
+      WHERE tasks.id = v.id AND tasks.version = v.version
+      RETURNING tasks.id`)
+    if (written._tag === "Left") {
+      for (const { done } of batch) yield* Deferred.fail(done, written.left)
+      return
+    }
+    const applied = new Set(written.right.map((r) => r.id))
+    for (const { done, task } of batch) yield* Deferred.succeed(done, applied.has(task.id))
+  })
+  yield* Effect.forkScoped(Effect.forever(writeReschedules))
+
+  /**
+   * The task stays in its status and runs next at `nextRunAt` (attempts reset, lease given back), if
+   * it is still at `task.version`; `None` when someone else changed it. Written with the other
+   * reschedules waiting at the same moment (see above).
+   */
+  const reschedule = (task: Task, nextRunAt: number): Effect.Effect<Option.Option<Task>, SqlError> =>
+    Effect.flatMap(Deferred.make<boolean, SqlError>(), (done) =>
+      Effect.zipRight(
+        Queue.offer(rescheduleQueue, { task, nextRunAt, done }),
+        Effect.map(Deferred.await(done), (applied) =>
+          applied
+            ? Option.some<Task>({ ...task, nextRunAt, attempts: 0, leaseOwner: null, leaseUntil: null, version: task.version + 1 })
+            : Option.none())
+      ))
+
   /** The event log of a task, oldest first. */
   const eventRows = SqlSchema.findAll({
     Request: Schema.String,
@@ -381,7 +433,7 @@ const make = Effect.gen(function*() {
     undefined
   ).pipe(Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status, r.n]))), Rows.orDieOnParse)
 
-  return { create, find, findById, claimDue, update, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, renewLease, inFlight } as const
+  return { create, find, findById, claimDue, update, reschedule, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, renewLease, inFlight } as const
 })
 
 /** The task store. */
@@ -391,4 +443,4 @@ export class TaskStore extends Context.Tag("@genway/gateway/TaskStore")<
 >() {}
 
 /** The task store over the `SqlClient` in context. */
-export const layer = Layer.effect(TaskStore, make)
+export const layer = Layer.scoped(TaskStore, make)

@@ -1,0 +1,66 @@
+/**
+ * Polls that find their tasks still running are rescheduled together, in one statement
+ * (`TaskStore.reschedule`): each still gets its own outcome, a task changed meanwhile is left
+ * alone, and the others run again at their own times. On SQLite, and on PostgreSQL when
+ * `GATEWAY_TEST_DATABASE_URL` is set (skipped otherwise, saying so).
+ */
+import { Registry } from "@genway/registry"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { TaskStore } from "../src/tasks/Store.js"
+import * as Harness from "./harness.js"
+import * as Pg from "./pg.js"
+
+const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+
+const rescheduleTogether = (store: Context.Tag.Service<TaskStore>) =>
+  Effect.gen(function*() {
+    const ids: Array<string> = []
+    for (let i = 0; i < 5; i++) {
+      const task = Pg.sandboxTask(entry, i)
+      ids.push(task.id)
+      yield* store.create(task, 0)
+    }
+    const claimed = (yield* store.claimDue("worker-1", 0, 30_000, 100)).filter((t) => ids.includes(t.id))
+    assert.strictEqual(claimed.length, 5)
+    // Another worker changed the last one since it was claimed.
+    const changed = Option.getOrThrow(yield* store.update(claimed[4]!, { status: "processing" }, 1))
+
+    const outcomes = yield* Effect.all(claimed.map((t, i) => store.reschedule(t, 1_000 + i)), { concurrency: "unbounded" })
+
+    for (let i = 0; i < 4; i++) {
+      const stored = Option.getOrThrow(yield* store.findById(claimed[i]!.id))
+      assert.deepStrictEqual(Option.getOrThrow(outcomes[i]!), stored)
+      assert.strictEqual(stored.nextRunAt, 1_000 + i)
+      assert.strictEqual(stored.attempts, 0)
+      assert.isNull(stored.leaseOwner)
+      assert.isNull(stored.leaseUntil)
+      assert.strictEqual(stored.version, claimed[i]!.version + 1)
+      assert.strictEqual(stored.status, "pending")
+    }
+    assert.isTrue(Option.isNone(outcomes[4]!))
+    assert.deepStrictEqual(Option.getOrThrow(yield* store.findById(changed.id)), changed)
+
+    // Due again at their own times: at 1,002 the first three.
+    const due = (yield* store.claimDue("worker-2", 1_002, 30_000, 100)).filter((t) => ids.includes(t.id))
+    assert.deepStrictEqual(due.map((t) => t.id).sort(), claimed.slice(0, 3).map((t) => t.id).sort())
+  })
+
+describe("reschedules written together", () => {
+  layer(Harness.layer())((it) => {
+    it.effect("SQLite: each poll gets its own outcome; a task changed meanwhile stays as it is", () =>
+      Effect.flatMap(TaskStore, rescheduleTogether))
+  })
+
+  describe.skipIf(!Pg.available("reschedule.test.ts"))("PostgreSQL", () => {
+    it.scoped("each poll gets its own outcome; a task changed meanwhile stays as it is", () =>
+      Effect.gen(function*() {
+        const { replica } = yield* Pg.privateSchema
+        const ctx = yield* Layer.build(replica(Harness.tempDir()))
+        yield* rescheduleTogether(Context.get(ctx, TaskStore))
+      }))
+  })
+})
