@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as Harness from "./harness.js"
 import * as Pg from "./pg.js"
@@ -29,7 +30,8 @@ const rescheduleTogether = (store: Context.Tag.Service<TaskStore>) =>
     // Another worker changed the last one since it was claimed.
     const changed = Option.getOrThrow(yield* store.update(claimed[4]!, { status: "processing" }, 1))
 
-    const outcomes = yield* Effect.all(claimed.map((t, i) => store.reschedule(t, 1_000 + i)), { concurrency: "unbounded" })
+    // Whole milliseconds are stored (a drawn poll delay has a fraction; PostgreSQL's column is BIGINT).
+    const outcomes = yield* Effect.all(claimed.map((t, i) => store.reschedule(t, 1_000 + i + (i === 0 ? 0.4 : 0))), { concurrency: "unbounded" })
 
     for (let i = 0; i < 4; i++) {
       const stored = Option.getOrThrow(yield* store.findById(claimed[i]!.id))
@@ -53,6 +55,25 @@ describe("reschedules written together", () => {
   layer(Harness.layer())((it) => {
     it.effect("SQLite: each poll gets its own outcome; a task changed meanwhile stays as it is", () =>
       Effect.flatMap(TaskStore, rescheduleTogether))
+
+    it.effect("SQLite: when the statement fails every waiting poll gets the error, and the next reschedules are written", () =>
+      Effect.gen(function*() {
+        const store = yield* TaskStore
+        const sql = yield* SqlClient.SqlClient
+        const task = Pg.sandboxTask(entry, 9)
+        yield* store.create(task, 0)
+        const [claimed] = (yield* store.claimDue("worker-3", 0, 30_000, 100)).filter((t) => t.id === task.id)
+        yield* sql`ALTER TABLE tasks RENAME TO tasks_away`
+        const failed = yield* Effect.all([store.reschedule(claimed!, 5_000), store.reschedule(claimed!, 6_000)], {
+          concurrency: "unbounded",
+          mode: "either"
+        })
+        yield* sql`ALTER TABLE tasks_away RENAME TO tasks`
+        for (const outcome of failed) assert.strictEqual(outcome._tag === "Left" && outcome.left._tag, "SqlError")
+        const written = yield* store.reschedule(claimed!, 7_000)
+        assert.strictEqual(Option.getOrThrow(written).nextRunAt, 7_000)
+        assert.strictEqual(Option.getOrThrow(yield* store.findById(task.id)).nextRunAt, 7_000)
+      }))
   })
 
   describe.skipIf(!Pg.available("reschedule.test.ts"))("PostgreSQL", () => {

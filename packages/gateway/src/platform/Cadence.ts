@@ -19,7 +19,7 @@ export const maxBackoffMs = 60_000
 export const backoffMs = (attempts: number, hint: Duration.DurationInput | undefined, random: number): number => {
   const base = Math.min(maxBackoffMs, 1_000 * 2 ** Math.min(attempts, 10))
   const jittered = base / 2 + (base / 2) * random
-  return Math.max(jittered, hint === undefined ? 0 : millis(hint))
+  return Math.round(Math.max(jittered, hint === undefined ? 0 : millis(hint)))
 }
 
 /** The back-off after `attempts` failures, jittered by `Random`. */
@@ -39,8 +39,9 @@ export interface PollOptions {
 /** The delay before the next poll of a task of `entry`, drawn with `Random` within `every`. */
 export const pollDelay = (entry: ModelEntry.ModelEntry, options: PollOptions): Effect.Effect<number> => {
   if (Option.isSome(options.override)) return Effect.succeed(options.override.value)
-  if (options.hint !== undefined) return Effect.succeed(Math.max(0, millis(options.hint)))
+  if (options.hint !== undefined) return Effect.succeed(Math.max(0, Math.round(millis(options.hint))))
   if (options.first) return Effect.succeed(millis(entry.poll.initial))
   const [lo, hi] = entry.poll.every
-  return Effect.map(Random.next, (random) => millis(lo) + random * (millis(hi) - millis(lo)))
+  // Whole milliseconds: the time is stored in a BIGINT column on PostgreSQL.
+  return Effect.map(Random.next, (random) => Math.round(millis(lo) + random * (millis(hi) - millis(lo))))
 }

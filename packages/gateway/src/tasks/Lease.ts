@@ -65,9 +65,17 @@ export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E
   return Effect.flatMap(Clock.currentTimeMillis, (now) => {
     if (now + options.heartbeatMs < options.heldUntil) return Effect.raceFirst(work, heartbeat(options.heldUntil))
     const until = now + options.leaseMs
-    return Effect.flatMap(
-      Effect.orElseSucceed(options.renew(until), () => false),
-      (renewed) => (renewed ? Effect.raceFirst(work, heartbeat(until)) : Effect.fail(lost("the lease ran out before the step started")))
-    )
+    return Effect.flatMap(Effect.either(options.renew(until)), (renewed) => {
+      if (renewed._tag === "Right") {
+        return renewed.right ? Effect.raceFirst(work, heartbeat(until)) : Effect.fail(lost("another worker holds the lease now"))
+      }
+      // The database did not answer: while the lease still runs the work starts, and the heartbeat
+      // keeps trying (and stops the work if the lease runs out first).
+      if (now >= options.heldUntil) return Effect.fail(lost("the lease ran out before the step started and could not be renewed"))
+      return Effect.zipRight(
+        Effect.logWarning("could not renew a lease; trying again", renewed.left).pipe(Effect.annotateLogs("lease", options.id)),
+        Effect.raceFirst(work, heartbeat(options.heldUntil))
+      )
+    })
   })
 }

@@ -155,16 +155,21 @@ const make = Effect.gen(function*() {
 
   const apply = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, now: number, outcome: VendorAdapter.PollOutcome) => {
     switch (outcome._tag) {
-      case "Running":
-        return Effect.zipRight(
-          outcome.progress === undefined ? Effect.void : Progress.record(task.id, outcome.progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore),
-          Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => {
-            const status = outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status
-            // Still where it was (most polls): written with the other polls ending now.
-            return status === task.status
-              ? store.reschedule(task, now + delay)
-              : store.update(task, { status, attempts: 0, nextRunAt: now + delay, leaseOwner: null, leaseUntil: null }, now)
-          }))
+      case "Running": {
+        const write = Effect.flatMap(pollDelay(entry, outcome.pollAfter, false), (delay) => {
+          const status = outcome.status === "pending" && task.status === "processing" ? "processing" : outcome.status
+          // Still where it was (most polls): written with the other polls ending now.
+          return status === task.status
+            ? store.reschedule(task, now + delay)
+            : store.update(task, { status, attempts: 0, nextRunAt: now + delay, leaseOwner: null, leaseUntil: null }, now)
+        })
+        // Progress only from a poll whose write applied: a poll that outlived its lease writes nothing.
+        const progress = outcome.progress
+        return progress === undefined ? write : Effect.tap(write, (applied) =>
+          Option.isSome(applied)
+            ? Progress.record(task.id, progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore)
+            : Effect.void)
+      }
       case "Failed":
         return fail(task, now, outcome.error)
       case "Completed":

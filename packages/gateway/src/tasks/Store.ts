@@ -159,6 +159,9 @@ const StatusCount = Schema.Struct({ status: Schema.String, n: Rows.Num })
 /** At most this many reschedules in one statement (three parameters each). */
 const rescheduleBatch = 500
 
+/** The row counts a reschedule statement is padded to (see `writeReschedules`). */
+const rescheduleSizes = [1, 4, 16, 64, 256, rescheduleBatch]
+
 const EventRow = Schema.Struct({ at: Rows.Num, from_status: Rows.TextOrNull, to_status: Schema.String, note: Rows.TextOrNull })
 
 const make = Effect.gen(function*() {
@@ -326,37 +329,53 @@ const make = Effect.gen(function*() {
    * once); each caller still waits for its own row's outcome, so nothing is answered before it is
    * durable. An autocommitted update per poll was the workers' costliest statement.
    */
-  const rescheduleQueue = yield* Queue.unbounded<{
-    readonly task: Task
-    readonly nextRunAt: number
-    readonly done: Deferred.Deferred<boolean, SqlError>
-  }>()
+  type Reschedule = { readonly task: Task; readonly nextRunAt: number; readonly done: Deferred.Deferred<boolean, SqlError> }
+  const rescheduleQueue = yield* Queue.unbounded<Reschedule>()
+  // At shutdown (after the writer below is interrupted): whoever still waits is interrupted, and a
+  // late reschedule is too, rather than waiting for a writer that is gone.
+  yield* Effect.addFinalizer(() =>
+    Effect.flatMap(Queue.takeAll(rescheduleQueue), (rest) =>
+      Effect.zipRight(Effect.forEach(rest, ({ done }) => Deferred.interrupt(done), { discard: true }), Queue.shutdown(rescheduleQueue))))
   const writeReschedules = Effect.gen(function*() {
     const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(rescheduleQueue, 1, rescheduleBatch))
-    const rows = sql.csv(batch.map(({ nextRunAt, task }) =>
-      sql`(CAST(${task.id} AS TEXT), CAST(${task.version} AS INTEGER), CAST(${nextRunAt} AS BIGINT))`
-    ))
-    const written = yield* Effect.either(sql<{ readonly id: string }>`UPDATE tasks
+    // Padded with rows that match nothing to one of a few sizes: one statement text (and one
+    // prepared statement) per size, not one per batch length.
+    const size = rescheduleSizes.find((n) => n >= batch.length)!
+    const rows = sql.csv(Array.from({ length: size }, (_, i) => {
+      const item = batch[i]
+      return item === undefined
+        ? sql`(CAST(${""} AS TEXT), CAST(${-1} AS INTEGER), CAST(${0} AS BIGINT))`
+        : sql`(CAST(${item.task.id} AS TEXT), CAST(${item.task.version} AS INTEGER), CAST(${item.nextRunAt} AS BIGINT))`
+    }))
+    const written = yield* sql<{ readonly id: string }>`UPDATE tasks
       SET next_run_at = v.next_run_at, attempts = 0, lease_owner = NULL, lease_until = NULL, version = tasks.version + 1
       FROM (SELECT column1 AS id, column2 AS version, column3 AS next_run_at FROM (VALUES ${rows}) AS given) AS v
       WHERE tasks.id = v.id AND tasks.version = v.version
-      RETURNING tasks.id`)
-    if (written._tag === "Left") {
-      for (const { done } of batch) yield* Deferred.fail(done, written.left)
-      return
-    }
-    const applied = new Set(written.right.map((r) => r.id))
+      RETURNING tasks.id`.pipe(
+      // Every caller of the batch gets its outcome, whatever happens to the statement (an error, a
+      // defect, an interruption at shutdown), so none waits forever.
+      Effect.onExit((exit) =>
+        exit._tag === "Success"
+          ? Effect.void
+          : Effect.forEach(batch, ({ done }) => Deferred.failCause(done, exit.cause), { discard: true })
+      ),
+      // A database error reaches the callers (each logs it and retries later); a defect is logged below.
+      Effect.orElseSucceed(() => undefined)
+    )
+    if (written === undefined) return
+    const applied = new Set(written.map((r) => r.id))
     for (const { done, task } of batch) yield* Deferred.succeed(done, applied.has(task.id))
   })
-  yield* Effect.forkScoped(Effect.forever(writeReschedules))
+  yield* Effect.forkScoped(Effect.forever(Effect.catchAllDefect(writeReschedules, (defect) => Effect.logError("rescheduling tasks failed", defect))))
 
   /**
-   * The task stays in its status and runs next at `nextRunAt` (attempts reset, lease given back), if
-   * it is still at `task.version`; `None` when someone else changed it. Written with the other
-   * reschedules waiting at the same moment (see above).
+   * The task stays in its status and runs next at `nextRunAt` (whole milliseconds; attempts reset,
+   * lease given back), if it is still at `task.version`; `None` when someone else changed it.
+   * Written with the other reschedules waiting at the same moment (see above).
    */
-  const reschedule = (task: Task, nextRunAt: number): Effect.Effect<Option.Option<Task>, SqlError> =>
-    Effect.flatMap(Deferred.make<boolean, SqlError>(), (done) =>
+  const reschedule = (task: Task, at: number): Effect.Effect<Option.Option<Task>, SqlError> => {
+    const nextRunAt = Math.round(at)
+    return Effect.flatMap(Deferred.make<boolean, SqlError>(), (done) =>
       Effect.zipRight(
         Queue.offer(rescheduleQueue, { task, nextRunAt, done }),
         Effect.map(Deferred.await(done), (applied) =>
@@ -364,6 +383,7 @@ const make = Effect.gen(function*() {
             ? Option.some<Task>({ ...task, nextRunAt, attempts: 0, leaseOwner: null, leaseUntil: null, version: task.version + 1 })
             : Option.none())
       ))
+  }
 
   /** The event log of a task, oldest first. */
   const eventRows = SqlSchema.findAll({
