@@ -218,8 +218,8 @@ describe("leases", () => {
       }))
   })
 
-  /** A task submitted, then due for its first poll, which will wait on a fresh poll gate. */
-  const submittedAndDue = (prompt: string) =>
+  /** A task submitted, then due for its first poll: a worker pass is running it, held in the poll by `gate`. */
+  const pollRunning = (prompt: string) =>
     Effect.gen(function*() {
       state.submitGate = Effect.runSync(Deferred.make<void>())
       state.downloadGate = Effect.runSync(Deferred.make<void>())
@@ -233,15 +233,15 @@ describe("leases", () => {
       yield* TestClock.adjust("1 minute")
       const gate = yield* Deferred.make<void>()
       state.pollGate = gate
-      return { id, gate }
+      const working = yield* Effect.fork(Harness.work)
+      yield* waitFor(() => state.pollsStarted === 1)
+      return { id, gate, working }
     })
 
   gateway()((it) => {
     it.effect("a poll runs without a heartbeat; one that outlived its lease while another replica took the task writes nothing", () =>
       Effect.gen(function*() {
-        const { gate, id } = yield* submittedAndDue("slow poll")
-        const working = yield* Effect.fork(Harness.work)
-        yield* waitFor(() => state.pollsStarted === 1)
+        const { gate, id, working } = yield* pollRunning("slow poll")
         const claimed = yield* row(id)
         // Past two heartbeats: a poll renews nothing (it only reads at the vendor).
         yield* TestClock.adjust(Scheduler.heartbeatMs * 2)
@@ -262,9 +262,7 @@ describe("leases", () => {
   gateway()((it) => {
     it.effect("a mirror after a poll that outlived its lease renews the lease before it starts", () =>
       Effect.gen(function*() {
-        const { gate, id } = yield* submittedAndDue("late mirror")
-        const working = yield* Effect.fork(Harness.work)
-        yield* waitFor(() => state.pollsStarted === 1)
+        const { gate, id, working } = yield* pollRunning("late mirror")
         // The poll takes longer than the lease; nobody else claimed the task meanwhile.
         yield* TestClock.adjust(Scheduler.leaseMs + 1_000)
         yield* Deferred.succeed(gate, undefined)
@@ -284,9 +282,7 @@ describe("leases", () => {
   gateway()((it) => {
     it.effect("a mirror whose lease ran out and was taken during the poll does not start", () =>
       Effect.gen(function*() {
-        const { gate, id } = yield* submittedAndDue("taken mirror")
-        const working = yield* Effect.fork(Harness.work)
-        yield* waitFor(() => state.pollsStarted === 1)
+        const { gate, id, working } = yield* pollRunning("taken mirror")
         yield* TestClock.adjust(Scheduler.leaseMs + 1_000)
         yield* steal(id)
         const stolen = yield* row(id)
