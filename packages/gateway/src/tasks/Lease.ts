@@ -40,42 +40,34 @@ export interface GuardOptions {
  * when a renewal finds the lease taken, or when renewals keep failing until the lease would lapse:
  * past that point another replica may own the row, so the work must stop either way. A lease with
  * less than one heartbeat left (a read-only step before this one ran long) is renewed before `work`
- * starts; if it is gone, `work` does not start.
+ * starts; if it is gone, or cannot be renewed in time, `work` does not start.
  */
 export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E, R>): Effect.Effect<A, E | LeaseLost, R> => {
   const lost = (reason: string) => new LeaseLost({ id: options.id, reason })
-  const heartbeat = (from: number) => Effect.gen(function*() {
-    let heldUntil = from
-    while (true) {
-      yield* Effect.sleep(options.heartbeatMs)
-      const now = yield* Clock.currentTimeMillis
+  // One renewal of a lease held until `heldUntil`: its new end. When the database does not answer,
+  // the old end, unless the lease would run out before the next renewal (then the lease is lost).
+  const renewal = (heldUntil: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const until = now + options.leaseMs
-      const renewed = yield* Effect.either(options.renew(until))
-      if (renewed._tag === "Right") {
-        if (!renewed.right) return yield* lost("another worker holds the lease now")
-        heldUntil = until
-        continue
-      }
-      yield* Effect.logWarning("could not renew a lease; trying again", renewed.left).pipe(Effect.annotateLogs("lease", options.id))
-      if (now + options.heartbeatMs >= heldUntil) {
-        return yield* lost("the lease could not be renewed before it ran out")
-      }
-    }
-  })
-  return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    if (now + options.heartbeatMs < options.heldUntil) return Effect.raceFirst(work, heartbeat(options.heldUntil))
-    const until = now + options.leaseMs
-    return Effect.flatMap(Effect.either(options.renew(until)), (renewed) => {
-      if (renewed._tag === "Right") {
-        return renewed.right ? Effect.raceFirst(work, heartbeat(until)) : Effect.fail(lost("another worker holds the lease now"))
-      }
-      // The database did not answer: while the lease still runs the work starts, and the heartbeat
-      // keeps trying (and stops the work if the lease runs out first).
-      if (now >= options.heldUntil) return Effect.fail(lost("the lease ran out before the step started and could not be renewed"))
-      return Effect.zipRight(
-        Effect.logWarning("could not renew a lease; trying again", renewed.left).pipe(Effect.annotateLogs("lease", options.id)),
-        Effect.raceFirst(work, heartbeat(options.heldUntil))
-      )
+      return Effect.flatMap(Effect.either(options.renew(until)), (renewed) => {
+        if (renewed._tag === "Right") return renewed.right ? Effect.succeed(until) : Effect.fail(lost("another worker holds the lease now"))
+        if (now + options.heartbeatMs >= heldUntil) return Effect.fail(lost("the lease could not be renewed before it ran out"))
+        return Effect.as(
+          Effect.logWarning("could not renew a lease; trying again", renewed.left).pipe(Effect.annotateLogs("lease", options.id)),
+          heldUntil
+        )
+      })
     })
-  })
+  const heartbeat = (from: number) =>
+    Effect.gen(function*() {
+      let heldUntil = from
+      while (true) {
+        yield* Effect.sleep(options.heartbeatMs)
+        heldUntil = yield* renewal(heldUntil)
+      }
+    })
+  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    now + options.heartbeatMs < options.heldUntil
+      ? Effect.raceFirst(work, heartbeat(options.heldUntil))
+      : Effect.flatMap(renewal(options.heldUntil), (until) => Effect.raceFirst(work, heartbeat(until))))
 }

@@ -261,17 +261,13 @@ const make = Effect.gen(function*() {
           return yield* submit(task, entry, adapter, upstream, now)
         case "submitting": {
           if (adapter.reconcile === undefined) return yield* fail(task, now, lostSubmit)
-          const at = yield* Clock.currentTimeMillis
-          const held = yield* store.update(task, { leaseUntil: at + leaseMs }, now)
-          if (Option.isNone(held)) return
-          // A lookup only: if it outlives the lease, `submit` below finds the row changed and stops.
+          // A lookup only, under the claim's lease: if it outlives the lease, the writes below
+          // (compare-and-set, `submit` included) find the row changed and stop.
           const found = yield* Effect.either(adapter.reconcile(upstream))
-          if (found._tag === "Left") {
-            return yield* onError(held.value, now, found.left, false)
-          }
-          if (found.right !== undefined) return yield* accepted(held.value, entry, now, found.right)
+          if (found._tag === "Left") return yield* onError(task, now, found.left, false)
+          if (found.right !== undefined) return yield* accepted(task, entry, now, found.right)
           // The vendor never saw it: submitting now cannot create a second job.
-          return yield* submit(held.value, entry, adapter, upstream, now)
+          return yield* submit(task, entry, adapter, upstream, now)
         }
         case "submitted": {
           // A read only (see `leaseMs`): its outcome is written by compare-and-set, the mirror guarded.
