@@ -1,10 +1,13 @@
 /**
  * The embedded SQLite client (platform/Sqlite.ts): statements outside a transaction never run
  * inside another fiber's open transaction (they wait for it), savepoints and rollbacks behave as
- * `@effect/sql` defines them, and a failing statement is an `SqlError` with nothing half-applied.
+ * `@effect/sql` defines them, a failing statement is an `SqlError` with nothing half-applied, and
+ * transactions that meet commit together: each returns only once the shared commit is durable, a
+ * member that fails rolls back alone, and a commit that fails fails every member.
  * Ordering is driven by Deferreds, not timers.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import Database from "better-sqlite3"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -15,12 +18,24 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Sqlite from "../src/platform/Sqlite.js"
 
-const withDb = <A, E>(body: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
+const withDb = <A, E>(body: (sql: SqlClient.SqlClient, file: string) => Effect.Effect<A, E>) => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "genway-sqlite-")), "t.db")
+  return Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`
-    return yield* body(sql)
-  }).pipe(Effect.provide(Sqlite.layer(path.join(fs.mkdtempSync(path.join(os.tmpdir(), "genway-sqlite-")), "t.db"))))
+    return yield* body(sql, file)
+  }).pipe(Effect.provide(Sqlite.layer(file)))
+}
+
+/** What another connection to the file sees: only what is committed. */
+const committedIds = (file: string) => {
+  const other = new Database(file, { readonly: true })
+  try {
+    return other.prepare("SELECT id FROM t ORDER BY id").all().map((r) => (r as { id: string }).id)
+  } finally {
+    other.close()
+  }
+}
 
 const ids = (sql: SqlClient.SqlClient) => Effect.map(sql`SELECT id FROM t ORDER BY id`, (rows) => rows.map((r) => r.id as string))
 
@@ -85,6 +100,67 @@ describe("embedded SQLite client", () => {
         assert.deepStrictEqual(yield* ids(sql), ["z"])
         const raw = yield* sql`SELECT n FROM t WHERE id = ${"z"}`.values
         assert.deepStrictEqual(raw, [[1]])
+      })
+    ))
+
+  it.effect("transactions that meet commit together: each returns only once the shared commit is done; one that fails rolls back alone", () =>
+    withDb((sql, file) =>
+      Effect.gen(function*() {
+        const aInserted = yield* Deferred.make<void>()
+        const aGo = yield* Deferred.make<void>()
+        const bInserted = yield* Deferred.make<void>()
+        const bGo = yield* Deferred.make<void>()
+        const a = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO t (id, n) VALUES ('a', 1)`
+          yield* Deferred.succeed(aInserted, undefined)
+          yield* Deferred.await(aGo)
+        })).pipe(Effect.fork)
+        yield* Deferred.await(aInserted)
+        // b waits for the connection while a runs, then joins a's commit.
+        const b = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO t (id, n) VALUES ('b', 2)`
+          yield* Deferred.succeed(bInserted, undefined)
+          yield* Deferred.await(bGo)
+          return yield* Effect.fail("b gives up" as const)
+        })).pipe(Effect.fork)
+        yield* settle
+        yield* Deferred.succeed(aGo, undefined)
+        yield* Deferred.await(bInserted)
+        yield* settle
+        // a's work is done, but its commit is b's too: a has not returned, nothing is visible.
+        assert.isTrue((yield* Fiber.poll(a))._tag === "None", "a returned before its commit")
+        assert.deepStrictEqual(committedIds(file), [])
+        yield* Deferred.succeed(bGo, undefined)
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(b)))
+        yield* Fiber.join(a)
+        assert.deepStrictEqual(committedIds(file), ["a"])
+      })
+    ))
+
+  it.effect("a commit that fails fails every transaction in it, and the connection stays usable", () =>
+    withDb((sql, file) =>
+      Effect.gen(function*() {
+        yield* sql`PRAGMA foreign_keys = ON`
+        yield* sql`CREATE TABLE parent (id TEXT PRIMARY KEY)`
+        yield* sql`CREATE TABLE child (id TEXT PRIMARY KEY, parent TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)`
+        const aInserted = yield* Deferred.make<void>()
+        const aGo = yield* Deferred.make<void>()
+        const a = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO t (id, n) VALUES ('a', 1)`
+          yield* Deferred.succeed(aInserted, undefined)
+          yield* Deferred.await(aGo)
+        })).pipe(Effect.fork)
+        yield* Deferred.await(aInserted)
+        // b's row breaks a deferred foreign key: the shared commit refuses both.
+        const b = yield* sql.withTransaction(sql`INSERT INTO child (id, parent) VALUES ('c', 'missing')`).pipe(Effect.fork)
+        yield* settle
+        yield* Deferred.succeed(aGo, undefined)
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(a)))
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(b)))
+        assert.deepStrictEqual(committedIds(file), [])
+        yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('z', 1)`)
+        assert.deepStrictEqual(committedIds(file), ["z"])
+        assert.deepStrictEqual(yield* ids(sql), ["z"])
       })
     ))
 })

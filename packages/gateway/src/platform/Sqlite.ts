@@ -16,12 +16,30 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import Database from "better-sqlite3"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 
 /** Prepared statements kept per connection (the gateway writes fewer distinct statements). */
 const cacheSize = 500
+
+/** The most transactions one commit carries (bounds how long the first of them waits). */
+const groupLimit = 64
+
+/** Transactions committed together; `done` settles once their commit is durable (or failed). */
+interface Group {
+  readonly done: Deferred.Deferred<void, SqlError>
+  members: number
+  flushing: boolean
+}
+
+/** Resumes after the current event-loop turn: the requests read in this turn reach the group. */
+const nextTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 /** A SqlClient on the SQLite file `filename` (WAL journal). */
 export const make = (filename: string) =>
@@ -67,9 +85,126 @@ export const make = (filename: string) =>
         catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
       })
 
-    // One writer at a time: a transaction holds the connection until it ends.
+    const exec = (text: string) => {
+      prepare(text).run()
+    }
+    const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+
+    // Group commit. A transaction opened with `withTransaction` is one member of a group: one
+    // SQLite transaction that the members run in turn, each inside its own savepoint. The group
+    // commits once no member is left to join it (at the end of the event-loop turn, or as soon
+    // as another statement needs the connection, or when it holds `groupLimit` members), and
+    // each member's commit returns only after that: nothing is answered before it is durable.
+    // One commit writes each page it changed once, whatever the number of members: on SQLite
+    // in WAL a commit costs about one write per page changed, most of a small transaction's cost.
     const lock = yield* Effect.makeSemaphore(1)
-    let inTransaction = false
+    let group: Group | undefined
+    let memberActive = false
+
+    /** Commits the open group; the caller holds the connection and no member is active. */
+    const flush = Effect.suspend(() => {
+      const g = group
+      if (g === undefined) return Effect.void
+      group = undefined
+      let exit: Exit.Exit<void, SqlError> = Exit.void
+      try {
+        exec("COMMIT")
+      } catch (cause) {
+        exit = Exit.fail(failure(cause))
+        if (db.inTransaction) {
+          try {
+            exec("ROLLBACK")
+          } catch {
+            // The rollback's own failure adds nothing: the members fail with the commit's error.
+          }
+        }
+      }
+      return Deferred.done(g.done, exit)
+    })
+    const flushIf = (g: Group) => Effect.suspend(() => (group === g ? flush : Effect.void))
+    /** Fails the open group whose SQLite transaction is gone (SQLite rolled it back on an error). */
+    const brokenGroup = (cause: unknown) =>
+      Effect.suspend(() => {
+        const g = group
+        if (g === undefined || db.inTransaction) return Effect.void
+        group = undefined
+        return Deferred.fail(g.done, failure(cause))
+      })
+
+    const member = () => {
+      const self = { holds: true, open: false, group: undefined as Group | undefined }
+      const leave = Effect.suspend(() => {
+        if (!self.holds) return Effect.void
+        self.holds = false
+        memberActive = false
+        return lock.release(1)
+      })
+      const begin = Effect.flatMap(Deferred.make<void, SqlError>(), (done) =>
+        Effect.try({
+          try: () => {
+            if (group === undefined) {
+              exec("BEGIN")
+              group = { done, members: 0, flushing: false }
+            }
+            exec("SAVEPOINT genway_member")
+            group.members++
+            self.group = group
+            self.open = true
+            return []
+          },
+          catch: failure
+        }))
+      const commit = Effect.suspend(() => {
+        const g = self.group!
+        self.open = false
+        try {
+          exec("RELEASE genway_member")
+        } catch (cause) {
+          return Effect.zipRight(Effect.zipRight(brokenGroup(cause), leave), Effect.fail(failure(cause)))
+        }
+        if (g.members >= groupLimit) return Effect.zipRight(Effect.zipRight(flushIf(g), leave), Effect.as(Deferred.await(g.done), []))
+        if (g.flushing) return Effect.zipRight(leave, Effect.as(Deferred.await(g.done), []))
+        g.flushing = true
+        return leave.pipe(
+          Effect.zipRight(nextTurn),
+          Effect.zipRight(lock.withPermits(1)(flushIf(g))),
+          Effect.zipRight(Deferred.await(g.done)),
+          Effect.as([])
+        )
+      })
+      const rollback = Effect.suspend(() => {
+        const g = self.group
+        if (!self.open || g === undefined) return Effect.as(leave, [])
+        self.open = false
+        let error: unknown
+        try {
+          exec("ROLLBACK TO genway_member")
+          exec("RELEASE genway_member")
+        } catch (cause) {
+          error = cause
+        }
+        if (error !== undefined && !db.inTransaction) return Effect.as(Effect.zipRight(brokenGroup(error), leave), [])
+        g.members--
+        // No member of the group committed: nothing is left to write, the group ends here.
+        if (g.members === 0 && !g.flushing && group === g) {
+          group = undefined
+          try {
+            exec("ROLLBACK")
+          } catch {
+            // Nothing was written: a failed rollback leaves nothing behind either.
+          }
+          return Effect.as(Effect.zipRight(Deferred.succeed(g.done, undefined), leave), [])
+        }
+        return Effect.as(leave, [])
+      })
+      const own: Connection = {
+        ...direct,
+        executeUnprepared: (sql, params, transformRows) =>
+          sql === "BEGIN" ? begin : sql === "COMMIT" ? commit : sql === "ROLLBACK" ? rollback : direct.executeUnprepared(sql, params, transformRows)
+      }
+      return { connection: own, release: Effect.asVoid(rollback) }
+    }
+
     const connection = (gate: <A>(e: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => ({
       execute: (sql, params, transformRows) => gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false)),
       executeRaw: (sql, params) => gate(run(sql, params, true)),
@@ -78,23 +213,21 @@ export const make = (filename: string) =>
         gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false)),
       executeStream: () => Effect.dieMessage("executeStream is not supported by the embedded SQLite client") as never
     })
-    // Outside a transaction: at once, or after the open transaction.
-    const outside = connection((e) => Effect.suspend(() => (inTransaction ? lock.withPermits(1)(e) : e)))
-    // Inside one: the caller holds the connection.
-    const inside = connection((e) => e)
+    // Outside a transaction: at once, or once the connection is free and the open group committed
+    // (a statement outside a transaction never sees, nor joins, writes not yet durable).
+    const outside = connection((e) =>
+      Effect.suspend(() => (memberActive || group !== undefined ? lock.withPermits(1)(Effect.zipRight(flush, e)) : e))
+    )
+    // Inside a member: the member holds the connection.
+    const direct = connection((e) => e)
 
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(
         restore(lock.take(1)),
         Effect.flatMap(Effect.scope, (scope) => {
-          inTransaction = true
-          return Effect.as(
-            Scope.addFinalizer(scope, Effect.suspend(() => {
-              inTransaction = false
-              return lock.release(1)
-            })),
-            inside
-          )
+          memberActive = true
+          const m = member()
+          return Effect.as(Scope.addFinalizer(scope, m.release), m.connection)
         })
       )
     )
