@@ -167,7 +167,7 @@ export const make = (filename: string) =>
         g.flushing = true
         return leave.pipe(
           Effect.zipRight(nextTurn),
-          Effect.zipRight(lock.withPermits(1)(flushIf(g))),
+          Effect.zipRight(Effect.suspend(() => (group !== g ? Effect.void : memberActive ? lock.withPermits(1)(flushIf(g)) : flush))),
           Effect.zipRight(Deferred.await(g.done)),
           Effect.as([])
         )
@@ -213,10 +213,11 @@ export const make = (filename: string) =>
         gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false)),
       executeStream: () => Effect.dieMessage("executeStream is not supported by the embedded SQLite client") as never
     })
-    // Outside a transaction: at once, or once the connection is free and the open group committed
-    // (a statement outside a transaction never sees, nor joins, writes not yet durable).
+    // Outside a transaction: once the open group is committed (a statement outside a transaction
+    // never sees, nor joins, writes not yet durable), at once if no transaction is running, else
+    // after it. Between members the connection is free: committing the group needs no lock.
     const outside = connection((e) =>
-      Effect.suspend(() => (memberActive || group !== undefined ? lock.withPermits(1)(Effect.zipRight(flush, e)) : e))
+      Effect.suspend(() => (memberActive ? lock.withPermits(1)(Effect.zipRight(flush, e)) : group === undefined ? e : Effect.zipRight(flush, e)))
     )
     // Inside a member: the member holds the connection.
     const direct = connection((e) => e)
