@@ -39,6 +39,23 @@ const committedIds = (file: string) => {
 
 const ids = (sql: SqlClient.SqlClient) => Effect.map(sql`SELECT id FROM t ORDER BY id`, (rows) => rows.map((r) => r.id as string))
 
+/**
+ * Forks a transaction that inserts `id` (telling `inserted`), then waits for `go` and commits, or
+ * gives up if `fails`.
+ */
+const holding = (sql: SqlClient.SqlClient, id: string, fails = false) =>
+  Effect.gen(function*() {
+    const inserted = yield* Deferred.make<void>()
+    const go = yield* Deferred.make<void>()
+    const fiber = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`INSERT INTO t (id, n) VALUES (${id}, 1)`
+      yield* Deferred.succeed(inserted, undefined)
+      yield* Deferred.await(go)
+      if (fails) return yield* Effect.fail(`${id} gives up` as const)
+    })).pipe(Effect.fork)
+    return { fiber, inserted, go }
+  })
+
 /** Lets every other runnable fiber run until it blocks. */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
 
@@ -106,33 +123,20 @@ describe("embedded SQLite client", () => {
   it.effect("transactions that meet commit together: each returns only once the shared commit is done; one that fails rolls back alone", () =>
     withDb((sql, file) =>
       Effect.gen(function*() {
-        const aInserted = yield* Deferred.make<void>()
-        const aGo = yield* Deferred.make<void>()
-        const bInserted = yield* Deferred.make<void>()
-        const bGo = yield* Deferred.make<void>()
-        const a = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO t (id, n) VALUES ('a', 1)`
-          yield* Deferred.succeed(aInserted, undefined)
-          yield* Deferred.await(aGo)
-        })).pipe(Effect.fork)
-        yield* Deferred.await(aInserted)
+        const a = yield* holding(sql, "a")
+        yield* Deferred.await(a.inserted)
         // b waits for the connection while a runs, then joins a's commit.
-        const b = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO t (id, n) VALUES ('b', 2)`
-          yield* Deferred.succeed(bInserted, undefined)
-          yield* Deferred.await(bGo)
-          return yield* Effect.fail("b gives up" as const)
-        })).pipe(Effect.fork)
+        const b = yield* holding(sql, "b", true)
         yield* settle
-        yield* Deferred.succeed(aGo, undefined)
-        yield* Deferred.await(bInserted)
+        yield* Deferred.succeed(a.go, undefined)
+        yield* Deferred.await(b.inserted)
         yield* settle
         // a's work is done, but its commit is b's too: a has not returned, nothing is visible.
-        assert.isTrue((yield* Fiber.poll(a))._tag === "None", "a returned before its commit")
+        assert.isTrue((yield* Fiber.poll(a.fiber))._tag === "None", "a returned before its commit")
         assert.deepStrictEqual(committedIds(file), [])
-        yield* Deferred.succeed(bGo, undefined)
-        assert.isTrue(Exit.isFailure(yield* Fiber.await(b)))
-        yield* Fiber.join(a)
+        yield* Deferred.succeed(b.go, undefined)
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(b.fiber)))
+        yield* Fiber.join(a.fiber)
         assert.deepStrictEqual(committedIds(file), ["a"])
       })
     ))
@@ -143,19 +147,13 @@ describe("embedded SQLite client", () => {
         yield* sql`PRAGMA foreign_keys = ON`
         yield* sql`CREATE TABLE parent (id TEXT PRIMARY KEY)`
         yield* sql`CREATE TABLE child (id TEXT PRIMARY KEY, parent TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)`
-        const aInserted = yield* Deferred.make<void>()
-        const aGo = yield* Deferred.make<void>()
-        const a = yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO t (id, n) VALUES ('a', 1)`
-          yield* Deferred.succeed(aInserted, undefined)
-          yield* Deferred.await(aGo)
-        })).pipe(Effect.fork)
-        yield* Deferred.await(aInserted)
+        const a = yield* holding(sql, "a")
+        yield* Deferred.await(a.inserted)
         // b's row breaks a deferred foreign key: the shared commit refuses both.
         const b = yield* sql.withTransaction(sql`INSERT INTO child (id, parent) VALUES ('c', 'missing')`).pipe(Effect.fork)
         yield* settle
-        yield* Deferred.succeed(aGo, undefined)
-        assert.isTrue(Exit.isFailure(yield* Fiber.await(a)))
+        yield* Deferred.succeed(a.go, undefined)
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(a.fiber)))
         assert.isTrue(Exit.isFailure(yield* Fiber.await(b)))
         assert.deepStrictEqual(committedIds(file), [])
         yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('z', 1)`)
