@@ -7,8 +7,9 @@
  * prepared statement for every statement, which measured about 60 µs per trivial `SELECT`
  * against 1.4 µs for the statement itself (the gateway runs 5 to 10 statements per request and
  * about 20 per task). Here a statement outside a transaction runs at once unless a transaction
- * holds the connection (then it waits for it, as before), and prepared statements sit in a plain
- * `Map`. better-sqlite3 is synchronous, so nothing else can run between the check and the call.
+ * holds the connection (then it waits for it, as before) or transactions wait for their shared
+ * commit (then it commits them first; see "Group commit" below), and prepared statements sit in a
+ * plain `Map`. better-sqlite3 is synchronous, so nothing else can run between the check and the call.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Client from "@effect/sql/SqlClient"
@@ -41,6 +42,8 @@ const nextTurn = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
+const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+
 /** A SqlClient on the SQLite file `filename` (WAL journal). */
 export const make = (filename: string) =>
   Effect.gen(function*() {
@@ -66,7 +69,7 @@ export const make = (filename: string) =>
           const result = statement.run(...params)
           return raw ? result : []
         },
-        catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+        catch: failure
       })
     const values = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
       Effect.try({
@@ -82,13 +85,12 @@ export const make = (filename: string) =>
             statement.raw(false)
           }
         },
-        catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+        catch: failure
       })
 
     const exec = (text: string) => {
       prepare(text).run()
     }
-    const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
     // Group commit. A transaction opened with `withTransaction` is one member of a group: one
     // SQLite transaction that the members run in turn, each inside its own savepoint. The group
