@@ -10,7 +10,9 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
@@ -25,6 +27,7 @@ import * as path from "node:path"
 import * as Gateway from "../src/Gateway.js"
 import { TracingEnabled } from "../src/observability/Http.js"
 import * as Config from "../src/platform/Config.js"
+import * as TaskCountShards from "../src/platform/migrations/0009_task_count_shards.js"
 import { Scheduler } from "../src/tasks/Scheduler.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as Logging from "../src/observability/Logging.js"
@@ -517,14 +520,14 @@ describe("log lines", () => {
 
 // --- task counts kept by triggers ------------------------------------------------------------
 
-/** Tasks created, worked to the end and one deleted: `task_counts` always equals a GROUP BY. */
+/** Tasks created, worked to the end and one deleted: `task_counts` (summed over its shards) always equals a GROUP BY. */
 const countsFollowTasks = (ctx: Context.Context<TaskStore | Scheduler | SqlClient.SqlClient>) =>
   Effect.gen(function*() {
     const store = Context.get(ctx, TaskStore)
     const sql = Context.get(ctx, SqlClient.SqlClient)
     const run = Effect.flatMap(Scheduler, (s) => s.runOnce).pipe(Effect.provide(ctx))
     const counted = Effect.gen(function*() {
-      const kept = yield* sql`SELECT entry_id, status, n FROM task_counts WHERE n <> 0 ORDER BY entry_id, status`
+      const kept = yield* sql`SELECT entry_id, status, SUM(n) AS n FROM task_counts GROUP BY entry_id, status HAVING SUM(n) <> 0 ORDER BY entry_id, status`
       const scanned = yield* sql`SELECT entry_id, status, COUNT(*) AS n FROM tasks GROUP BY entry_id, status ORDER BY entry_id, status`
       const norm = (rows: ReadonlyArray<any>) => rows.map((r) => `${r.entry_id}:${r.status}:${Number(r.n)}`)
       assert.deepStrictEqual(norm(kept), norm(scanned))
@@ -569,6 +572,51 @@ describe("task_counts", () => {
       const ctx = yield* Layer.build(replica(Harness.tempDir()))
       yield* countsFollowTasks(ctx)
     }), 60_000)
+
+  // Before the counts were sharded, B's insert waited for A's transaction to end (both updated the
+  // one `(model, pending)` row): concurrent creates of a model ran one at a time.
+  it.scopedLive.skipIf(!Pg.available("observability.test.ts"))(
+    "PostgreSQL: creates of one model on two connections do not wait for each other's count",
+    () =>
+      Effect.gen(function*() {
+        const { replica, schema } = yield* Pg.privateSchema
+        const a = yield* Layer.build(replica(Harness.tempDir()))
+        const sqlA = Context.get(a, SqlClient.SqlClient)
+        const entry = Registry.entries.filter(ModelEntry.isTaskEntry)[0]!
+        const inserted = yield* Deferred.make<number>()
+        const release = yield* Deferred.make<void>()
+        const shardOf = (sql: SqlClient.SqlClient) =>
+          Effect.map(sql`SELECT pg_backend_pid() % ${TaskCountShards.shards} AS s`, (rows) => Number(rows[0]!.s))
+        // A creates a task and keeps its transaction open: its count row stays locked.
+        const held = yield* Effect.fork(sqlA.withTransaction(Effect.gen(function*() {
+          yield* Context.get(a, TaskStore).create(Pg.sandboxTask(entry, 0), 0)
+          yield* Deferred.succeed(inserted, yield* shardOf(sqlA))
+          yield* Deferred.await(release)
+        })))
+        const shardA = yield* Deferred.await(inserted)
+        // B gives up on a lock after 2 s; a connection on A's shard (1 in 64) is set aside for another.
+        const url = new URL(Pg.url!)
+        url.searchParams.set("options", `-c search_path=${schema} -c lock_timeout=2000`)
+        const created = yield* Effect.gen(function*() {
+          for (let attempt = 0; attempt < 20; attempt++) {
+            const b = yield* Layer.build(replica(Harness.tempDir(), { databaseUrl: Option.some(Redacted.make(url.toString())) }))
+            const sqlB = Context.get(b, SqlClient.SqlClient)
+            const done = yield* sqlB.withTransaction(Effect.gen(function*() {
+              if ((yield* shardOf(sqlB)) === shardA) return false
+              yield* Context.get(b, TaskStore).create(Pg.sandboxTask(entry, 1), 0)
+              return true
+            }))
+            if (done) return true
+          }
+          return false
+        }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+        assert.isTrue(created, "B created its task while A's transaction was open")
+        yield* Fiber.join(held)
+        const rows = yield* sqlA`SELECT n FROM task_counts WHERE entry_id = ${entry.id} AND status = 'pending'`
+        assert.deepStrictEqual(rows.map((r) => Number(r.n)), [1, 1])
+      }),
+    60_000
+  )
 })
 
 // --- the Grafana dashboard -----------------------------------------------------------------

@@ -20,7 +20,8 @@ const durations = Metrics.cached(Metrics.taskDuration, ["model", "outcome"])
 export const refresh = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const now = yield* Clock.currentTimeMillis
-  const counts = yield* sql`SELECT entry_id, status, n FROM task_counts`
+  // A count is the sum of its shards (PostgreSQL spreads each over several rows; SQLite has one).
+  const counts = yield* sql`SELECT entry_id, status, SUM(n) AS n FROM task_counts GROUP BY entry_id, status`
   for (const row of counts) taskGauges([String(row.entry_id), String(row.status)]).unsafeUpdate(num(row.n), [])
   const due = yield* sql`SELECT COUNT(*) AS n FROM tasks
     WHERE status IN ('pending', 'processing') AND next_run_at <= ${now}

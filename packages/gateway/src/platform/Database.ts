@@ -19,6 +19,7 @@ import taskCounts from "./migrations/0005_task_counts.js"
 import responseInputs from "./migrations/0006_response_inputs.js"
 import usage from "./migrations/0007_usage.js"
 import reportedUsage from "./migrations/0008_reported_usage.js"
+import taskCountShards from "./migrations/0009_task_count_shards.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 import * as Sqlite from "./Sqlite.js"
@@ -32,7 +33,8 @@ const migrate = Migrator.make({})({
     "0005_task_counts": taskCounts,
     "0006_response_inputs": responseInputs,
     "0007_usage": usage,
-    "0008_reported_usage": reportedUsage
+    "0008_reported_usage": reportedUsage,
+    "0009_task_count_shards": taskCountShards
   }),
   table: "genway_migrations"
 })
