@@ -25,7 +25,7 @@
  * cuts (after eight kills it goes on killing, up to sixteen, until it has seen each kind cut).
  * Real processes and real time: waits are wall-clock, bounded by deadlines.
  */
-import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3"
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import * as EmuB from "@genway/adapter-vendor-b/testing"
@@ -114,7 +114,19 @@ describe.skipIf(!Pg.available("chaos.test.ts"))("three replicas under SIGKILL (P
               configureBuckets: [{ name: bucket, configs: [] }]
             })
             const { port } = await server.run()
-            return { server, endpoint: `http://127.0.0.1:${port}` }
+            const endpoint = `http://127.0.0.1:${port}`
+            // s3rver removes a folder left empty by a delete, racing a put into that folder (an
+            // uncaught ENOENT in this process): replicas starting together each write and delete a
+            // readiness probe under the prefix. An object that stays keeps the folder.
+            const client = new S3Client({
+              endpoint,
+              forcePathStyle: true,
+              region: "us-east-1",
+              credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
+            })
+            await client.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/.keep`, Body: "" }))
+            client.destroy()
+            return { server, endpoint }
           }),
           ({ server }) => Effect.promise(() => server.close())
         )
