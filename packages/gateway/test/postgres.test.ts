@@ -71,9 +71,16 @@ describe.skipIf(!Pg.available("postgres.test.ts"))("PostgreSQL, several replicas
       assert.strictEqual(again.task.id, first.task.id)
       const conflict = yield* Effect.flip(store.create({ ...base, id: randomUUID(), requestHash: "h2" }, 0))
       assert.strictEqual(conflict._tag, "IdempotencyConflict")
+      // A write and its event are one statement here: each change that happened has its event, a
+      // replay and a change that lost the compare-and-set have none.
+      const trail = Effect.map(store.events(first.task.id), (events) => events.map((e) => `${e.from}→${e.to}:${e.note}`))
+      assert.deepStrictEqual(yield* trail, ["null→pending:created"])
       const moved = yield* store.update(first.task, { status: "processing" }, 1)
       assert.isTrue(Option.isSome(moved))
       const stale = yield* store.update(first.task, { status: "failed" }, 2)
       assert.isTrue(Option.isNone(stale))
+      const notedOnly = yield* store.update(Option.getOrThrow(moved), {}, 3, "vendor accepted")
+      assert.isTrue(Option.isSome(notedOnly))
+      assert.deepStrictEqual(yield* trail, ["null→pending:created", "pending→processing:null", "processing→processing:vendor accepted"])
     }))
 })

@@ -6,6 +6,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import { TaskInfo, TaskState } from "@genway/core"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -174,6 +175,17 @@ const make = Effect.gen(function*() {
   const event = (taskId: string, at: number, from: string | null, to: string, note: string | null) =>
     sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
 
+  /**
+   * A write and the event that goes with it. On PostgreSQL one statement (`WITH … INSERT`): each
+   * statement of a transaction is a round trip that holds a pooled connection, and a create or a
+   * state change is on every task's path. SQLite runs them one after the other (no round trips).
+   */
+  const withEvent = (write: Statement.Statement<unknown>, noted: Statement.Statement<unknown>) =>
+    sql.onDialectOrElse({
+      pg: () => sql`WITH written AS (${write}) ${noted}`.pipe(Effect.asVoid),
+      orElse: () => Effect.zipRight(write, noted).pipe(Effect.asVoid)
+    })
+
   const findById = (id: string) => taskOf(sql`SELECT * FROM tasks WHERE id = ${id}`)
 
   const findByIdempotencyKey = (tenant: string, entryId: string, key: string) =>
@@ -224,7 +236,7 @@ const make = Effect.gen(function*() {
           if (Number(open[0]?.n ?? 0) >= task.maxInFlight) return yield* new InFlightExceeded({ limit: task.maxInFlight })
         }
         if (task.guard !== undefined) yield* Effect.provideService(task.guard, SqlClient.SqlClient, sql)
-        yield* sql`INSERT INTO tasks (
+        const insertTask = sql`INSERT INTO tasks (
           id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
           upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version, key_id
         ) VALUES (
@@ -232,7 +244,7 @@ const make = Effect.gen(function*() {
           ${JSON.stringify(task.hints)}, ${task.idempotencyKey}, ${task.requestHash}, ${task.upstreamModel}, 'new', 0,
           ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0, ${task.keyId ?? null}
         )`
-        yield* event(task.id, now, null, "pending", "created")
+        yield* withEvent(insertTask, event(task.id, now, null, "pending", "created"))
         yield* runHooks(created, null, now)
       }))
       // Two creates racing with one idempotency key: the unique index lets one in; the other
@@ -291,13 +303,25 @@ const make = Effect.gen(function*() {
     // writes one row: that statement is atomic on its own, and a transaction around it would cost
     // two more statements on the workers' busiest path.
     const alone = next.status === task.status && note === undefined
+    // The update and its event, one statement on PostgreSQL (see `withEvent`); no event when it matched no row.
+    const noted = (update: Statement.Statement<Record<string, unknown>>) =>
+      alone
+        ? update
+        : sql.onDialectOrElse({
+          pg: () =>
+            sql`WITH changed AS (${update}) INSERT INTO task_events (task_id, at, from_status, to_status, note)
+              SELECT id, ${now}, ${task.status}, ${next.status}, ${note ?? null} FROM changed RETURNING task_id AS id`,
+          orElse: () =>
+            Effect.flatMap(update, (rows) =>
+              rows.length === 0 ? Effect.succeed(rows) : Effect.as(event(task.id, now, task.status, next.status, note ?? null), rows))
+        })
     return Effect.gen(function*() {
       if (next.status !== task.status && !TaskState.canTransition(task.status, next.status)) {
         yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
         return Option.none<Task>()
       }
       const updatedAt = next.status !== task.status ? now : task.updatedAt
-      const changed = yield* sql`UPDATE tasks SET
+      const changed = yield* noted(sql`UPDATE tasks SET
           status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
           attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
           finished_at = ${next.finishedAt}, error_code = ${next.error?.code ?? null},
@@ -306,11 +330,8 @@ const make = Effect.gen(function*() {
           lease_owner = ${next.leaseOwner}, lease_until = ${next.leaseUntil},
           updated_at = ${updatedAt}, version = version + 1
         WHERE id = ${task.id} AND version = ${task.version}
-        RETURNING id`
+        RETURNING id`)
       if (changed.length === 0) return Option.none<Task>()
-      if (next.status !== task.status || note !== undefined) {
-        yield* event(task.id, now, task.status, next.status, note ?? null)
-      }
       // The row was `task` (its version matched), so it now is `next` one version on: built here
       // rather than read back and decoded.
       const updated: Task = { ...next, updatedAt, version: task.version + 1 }
