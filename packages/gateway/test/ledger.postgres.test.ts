@@ -7,12 +7,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Responses } from "@genway/core"
 import { Registry } from "@genway/registry"
+import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
 import * as Gateway from "../src/Gateway.js"
 import * as Ledger from "../src/ledger/Ledger.js"
@@ -95,6 +97,48 @@ describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on Postg
       assert.strictEqual(after.total.reserved_usd, 9)
       assert.strictEqual(after.total.counts.failed, 1)
       assert.strictEqual(after.groups?.[0]?.key, entry.id)
+    }), 60_000)
+
+  // A key and tenant found without a budget are remembered for 5 s (the window of a verified
+  // token), so their creates skip the budget lookup: a budget set through one replica applies there
+  // at once and on the others within that window.
+  it.scoped("a budget set on one replica applies there at once and on another within 5 s", () =>
+    Effect.gen(function*() {
+      const { schema } = yield* Pg.privateSchema
+      const a = yield* Layer.build(pricedReplica(schema))
+      const b = yield* Layer.build(pricedReplica(schema))
+      const body = { prompt: "window" }
+      const principal = { tenant: "w", keyId: "key_w" }
+      const create = (ctx: Context.Context<any>) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          return yield* Context.get(ctx, TaskStore).create({
+            id: randomUUID(),
+            tenant: principal.tenant,
+            entryId: entry.id,
+            vendor: entry.vendor,
+            mode: "sandbox",
+            request: JSON.stringify(body),
+            hints: {},
+            idempotencyKey: null,
+            requestHash: null,
+            upstreamModel: entry.upstream.model,
+            deadlineAt: now + 600_000,
+            createdAt: now,
+            keyId: principal.keyId,
+            guard: Ledger.checkBudgetOf(Context.get(ctx, ApiKeys), principal, Ledger.reservationFor(entry, body), now)
+          }, now).pipe(
+            Effect.as("created" as const),
+            Effect.catchTag("BudgetExceeded", () => Effect.succeed("refused" as const))
+          )
+        })
+      assert.strictEqual(yield* create(b), "created")
+      // 1 USD a task: the 1 USD reserved above fills it.
+      yield* Context.get(a, ApiKeys).setTenantBudget(principal.tenant, 1, "total")
+      assert.strictEqual(yield* create(a), "refused")
+      assert.strictEqual(yield* create(b), "created", "within the window B still knows no budget")
+      yield* TestClock.adjust("5 seconds")
+      assert.strictEqual(yield* create(b), "refused")
     }), 60_000)
 
   it.scoped("a completed task settles on the vendor's reported seconds (migration 0008); E2 records once per id", () =>

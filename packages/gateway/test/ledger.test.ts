@@ -187,6 +187,19 @@ describe("usage ledger", () => {
         assert.strictEqual((yield* Harness.send(Harness.post(e4, { prompt: "d" }, first.token))).status, 202)
       }))
 
+    it.effect("a budget set after creates without one applies to the next create at once", () =>
+      Effect.gen(function*() {
+        const key = yield* makeKey()
+        // No budget: remembered for a few seconds, so later creates skip the lookup ...
+        assert.strictEqual((yield* Harness.send(Harness.post(e4, { prompt: "a" }, key.token))).status, 202)
+        assert.strictEqual((yield* Harness.send(Harness.post(e4, { prompt: "b" }, key.token))).status, 202)
+        // ... until a budget is written through this gateway (2 USD, both reserved).
+        const put = yield* admin("PUT", `/admin/tenants/${key.tenant}/budget`, { budget_usd: 2, budget_period: "total" })
+        assert.strictEqual(put.status, 200, put.text)
+        assert.strictEqual((yield* Harness.send(Harness.post(e4, { prompt: "c" }, key.token))).status, 402)
+        yield* finish
+      }))
+
     it.effect("E1 once the budget is used up: 429 insufficient_quota for the OpenAI client", () =>
       Effect.gen(function*() {
         const key = yield* makeKey({ budget_usd: 1, budget_period: "total" })

@@ -16,7 +16,7 @@ import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { BudgetPeriod } from "../platform/ApiKeys.js"
+import type { BudgetPeriod, Principal } from "../platform/ApiKeys.js"
 import { TransitionHooks } from "../tasks/Hooks.js"
 import type { Task } from "../tasks/Store.js"
 
@@ -112,7 +112,8 @@ const periodOf = (v: unknown): BudgetPeriod => (v === "day" || v === "month" ? v
 /**
  * Fails with `BudgetExceeded` when spending `reserve` micro-dollars now would pass the key's or
  * the tenant's budget (spent + reserved + this; reaching it exactly is allowed). Run it inside the
- * transaction that writes the reservation: it takes the tenant's lock first.
+ * transaction that writes the reservation: it takes the tenant's lock first. Succeeds with whether
+ * a budget applies at all.
  */
 export const checkBudget = (tenant: string, keyId: string | null, reserve: number, now: number) =>
   Effect.gen(function*() {
@@ -125,7 +126,7 @@ export const checkBudget = (tenant: string, keyId: string | null, reserve: numbe
       const r = rows.find((row) => row.scope === scope)
       if (r !== undefined) budgets.push({ scope, usd: Number(r.budget_usd), period: periodOf(r.budget_period) })
     }
-    if (budgets.length === 0) return
+    if (budgets.length === 0) return false
     yield* sql.onDialectOrElse({
       pg: () => sql`SELECT pg_advisory_xact_lock(hashtext(${`genway-budget:${tenant}`}))`,
       orElse: () => Effect.void
@@ -142,7 +143,26 @@ export const checkBudget = (tenant: string, keyId: string | null, reserve: numbe
       const over = reserve === 0 ? spent >= micros(budget.usd) : spent + reserve > micros(budget.usd)
       if (over) return yield* new BudgetExceeded({ scope: budget.scope, budgetUsd: budget.usd, period: budget.period })
     }
+    return true
   })
+
+/**
+ * `checkBudget` for a caller, skipped while its key and tenant are remembered without a budget
+ * (`ApiKeys.budgetFree`, the window of a verified token); a lookup that finds none is remembered.
+ */
+export const checkBudgetOf = (
+  keys: {
+    readonly budgetFree: (tenant: string, keyId: string, now: number) => boolean
+    readonly noteBudgetFree: (tenant: string, keyId: string, now: number) => void
+  },
+  principal: Principal,
+  reserve: number,
+  now: number
+): Effect.Effect<void, SqlError | BudgetExceeded, SqlClient.SqlClient> =>
+  keys.budgetFree(principal.tenant, principal.keyId, now)
+    ? Effect.void
+    : Effect.flatMap(checkBudget(principal.tenant, principal.keyId, reserve, now), (found) =>
+      found ? Effect.void : Effect.sync(() => keys.noteBudgetFree(principal.tenant, principal.keyId, now)))
 
 /** The message of a refusal (no amounts of other scopes, nothing secret). */
 export const describe = (e: BudgetExceeded): string =>

@@ -17,7 +17,7 @@ import { authorize } from "../admin/Http.js"
 import { httpError } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
 import { authenticate, requestUrl } from "../http/Request.js"
-import type { Principal } from "../platform/ApiKeys.js"
+import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
 import * as Ledger from "./Ledger.js"
 
 /** How a report groups rows. */
@@ -190,7 +190,8 @@ export const mount = <R>(router: HttpRouter.HttpRouter<never, R>) =>
 export const requireQuota = (principal: Principal) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    yield* Ledger.checkBudget(principal.tenant, principal.keyId, 0, now).pipe(
+    const keys = yield* ApiKeys
+    yield* Ledger.checkBudgetOf(keys, principal, 0, now).pipe(
       Effect.catchTags({
         BudgetExceeded: (e) => httpError(429, Ledger.describe(e), { title: "Budget exceeded", openAiCode: "insufficient_quota" }),
         SqlError: (e) => Effect.zipRight(Effect.logError("budget check failed", e), httpError(503, "the gateway could not check the budget; try again"))

@@ -116,6 +116,22 @@ const make = Effect.gen(function*() {
   const cacheTtlMs = 5_000
   const cache = new Map<string, { readonly principal: Option.Option<Principal>; readonly until: number }>()
 
+  // Keys and tenants found without a budget, remembered for the same window: their creates and
+  // E1/E2 requests then skip the budget lookup. Every budget written through this service forgets
+  // them all at once; one written by another replica (or the CLI) applies here within the window.
+  // A budget found is never remembered: it is read again, with its spending, every time.
+  const unbudgeted = new Map<string, number>()
+  const budgetKey = (tenant: string, keyId: string) => `${tenant}\u0000${keyId}`
+
+  /** Whether the key and its tenant were found without a budget less than the window ago. */
+  const budgetFree = (tenant: string, keyId: string, now: number): boolean => (unbudgeted.get(budgetKey(tenant, keyId)) ?? 0) > now
+
+  /** Remembers that the key and its tenant have no budget (as of `now`). */
+  const noteBudgetFree = (tenant: string, keyId: string, now: number): void => {
+    if (unbudgeted.size > 10_000) unbudgeted.clear()
+    unbudgeted.set(budgetKey(tenant, keyId), now + cacheTtlMs)
+  }
+
   /** Resolves a presented token: its principal, an expired token, or an unknown one. */
   const resolve = (token: string): Effect.Effect<Verdict> =>
     Effect.gen(function*() {
@@ -175,6 +191,7 @@ const make = Effect.gen(function*() {
         VALUES (${id}, ${tenant}, ${options.name ?? null}, ${sha256(token).toString("hex")}, ${token.slice(0, 8)}, ${now}, ${now},
           ${options.models == null ? null : JSON.stringify(options.models)}, ${options.rpm ?? null}, ${options.maxInFlight ?? null},
           ${options.expiresAt ?? null}, ${options.budgetUsd ?? null}, ${options.budgetPeriod ?? null})`
+      unbudgeted.clear()
       const info = yield* find(id)
       return { id, tenant, token: Redacted.make(token), info: Option.getOrThrow(info) }
     })
@@ -214,6 +231,7 @@ const make = Effect.gen(function*() {
       if (patch.budgetPeriod !== undefined) set.budget_period = patch.budgetPeriod
       const rows = yield* sql`UPDATE api_keys SET ${sql.update(set)} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
       cache.clear()
+      unbudgeted.clear()
       if (rows.length === 0) return Option.none<KeyInfo>()
       return yield* find(id)
     })
@@ -259,6 +277,7 @@ const make = Effect.gen(function*() {
       yield* sql`INSERT INTO tenant_budgets (tenant, budget_usd, budget_period, updated_at)
         VALUES (${tenant}, ${budgetUsd}, ${budgetPeriod}, ${now})
         ON CONFLICT (tenant) DO UPDATE SET budget_usd = ${budgetUsd}, budget_period = ${budgetPeriod}, updated_at = ${now}`
+      unbudgeted.clear()
       return { tenant, budgetUsd, budgetPeriod } satisfies TenantBudget
     })
 
@@ -292,6 +311,8 @@ const make = Effect.gen(function*() {
     tenantExists,
     setTenantBudget,
     tenantBudget,
+    budgetFree,
+    noteBudgetFree,
     anyConfigured
   } as const
 })

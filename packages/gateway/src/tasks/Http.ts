@@ -22,6 +22,7 @@ import { Scheduler } from "./Scheduler.js"
 import * as TaskBodies from "./Bodies.js"
 import { IdempotencyConflict, type InFlightExceeded, type Task, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
+import { ApiKeys } from "../platform/ApiKeys.js"
 import { httpError, invalid } from "../http/Errors.js"
 import { authenticate, identify, readJson } from "../http/Request.js"
 import { traced } from "../observability/Request.js"
@@ -70,6 +71,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
     const checked = yield* traced("validate", () => Validate.validate(entry, json))
     if (Either.isLeft(checked)) return yield* invalid(checked.left)
     const vendors = yield* Vendors
+    const keys = yield* ApiKeys
     const mode = vendors.modeOf(entry.vendor)
 
     const hints: Record<string, string> = {}
@@ -111,7 +113,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         createdAt: now,
         keyId: principal.keyId,
         maxInFlight: principal.maxInFlight ?? null,
-        guard: Ledger.checkBudget(principal.tenant, principal.keyId, Ledger.reservationFor(entry, checked.right.body), now)
+        guard: Ledger.checkBudgetOf(keys, principal, Ledger.reservationFor(entry, checked.right.body), now)
       },
       now
     ).pipe(
