@@ -46,6 +46,34 @@ const pricedReplica = (schema: string) => {
   )
 }
 
+/** A sandbox task of the priced entry, created through `ctx`'s store under `guard`: created, or refused over a budget. */
+const createTask = (
+  ctx: Context.Context<any>,
+  owner: { readonly tenant: string; readonly keyId: string | null },
+  request: Readonly<Record<string, unknown>>,
+  guard: Effect.Effect<void, any, any>,
+  now: number
+) =>
+  Context.get(ctx, TaskStore).create({
+    id: randomUUID(),
+    tenant: owner.tenant,
+    entryId: entry.id,
+    vendor: entry.vendor,
+    mode: "sandbox",
+    request: JSON.stringify(request),
+    hints: {},
+    idempotencyKey: null,
+    requestHash: null,
+    upstreamModel: entry.upstream.model,
+    deadlineAt: now + 600_000,
+    createdAt: now,
+    keyId: owner.keyId,
+    guard
+  }, now).pipe(
+    Effect.as("created" as const),
+    Effect.catchTag("BudgetExceeded", () => Effect.succeed("refused" as const))
+  )
+
 describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on PostgreSQL, two replicas", () => {
   it.scoped("100 concurrent creates against a budget for 10 create exactly 10", () =>
     Effect.gen(function*() {
@@ -56,25 +84,7 @@ describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on Postg
       const now = Date.now()
       const body = { prompt: "race" }
       const create = (ctx: Context.Context<any>, i: number) =>
-        Context.get(ctx, TaskStore).create({
-          id: randomUUID(),
-          tenant: "t",
-          entryId: entry.id,
-          vendor: entry.vendor,
-          mode: "sandbox",
-          request: JSON.stringify({ ...body, n: i }),
-          hints: {},
-          idempotencyKey: null,
-          requestHash: null,
-          upstreamModel: entry.upstream.model,
-          deadlineAt: now + 600_000,
-          createdAt: now,
-          keyId: null,
-          guard: Ledger.checkBudget("t", null, Ledger.reservationFor(entry, body), now)
-        }, now).pipe(
-          Effect.as("created" as const),
-          Effect.catchTag("BudgetExceeded", () => Effect.succeed("refused" as const))
-        )
+        createTask(ctx, { tenant: "t", keyId: null }, { ...body, n: i }, Ledger.checkBudget("t", null, Ledger.reservationFor(entry, body), now), now)
       const outcomes = yield* Effect.forEach(
         Array.from({ length: 100 }, (_, i) => i),
         (i) => create(i % 2 === 0 ? a : b, i),
@@ -110,28 +120,8 @@ describe.skipIf(!Pg.available("ledger.postgres.test.ts"))("usage ledger on Postg
       const body = { prompt: "window" }
       const principal = { tenant: "w", keyId: "key_w" }
       const create = (ctx: Context.Context<any>) =>
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          return yield* Context.get(ctx, TaskStore).create({
-            id: randomUUID(),
-            tenant: principal.tenant,
-            entryId: entry.id,
-            vendor: entry.vendor,
-            mode: "sandbox",
-            request: JSON.stringify(body),
-            hints: {},
-            idempotencyKey: null,
-            requestHash: null,
-            upstreamModel: entry.upstream.model,
-            deadlineAt: now + 600_000,
-            createdAt: now,
-            keyId: principal.keyId,
-            guard: Ledger.checkBudgetOf(Context.get(ctx, ApiKeys), principal, Ledger.reservationFor(entry, body), now)
-          }, now).pipe(
-            Effect.as("created" as const),
-            Effect.catchTag("BudgetExceeded", () => Effect.succeed("refused" as const))
-          )
-        })
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          createTask(ctx, principal, body, Ledger.checkBudgetOf(Context.get(ctx, ApiKeys), principal, Ledger.reservationFor(entry, body), now), now))
       assert.strictEqual(yield* create(b), "created")
       // 1 USD a task: the 1 USD reserved above fills it.
       yield* Context.get(a, ApiKeys).setTenantBudget(principal.tenant, 1, "total")
