@@ -15,6 +15,7 @@ import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as UsageCli from "../src/cli/Usage.js"
+import { ApiKeys } from "../src/platform/ApiKeys.js"
 import * as Models from "../src/platform/Models.js"
 import * as Chat from "./chatHarness.js"
 import * as Harness from "./harness.js"
@@ -198,6 +199,19 @@ describe("usage ledger", () => {
         assert.strictEqual(put.status, 200, put.text)
         assert.strictEqual((yield* Harness.send(Harness.post(e4, { prompt: "c" }, key.token))).status, 402)
         yield* finish
+      }))
+
+    it.effect("a lookup that began before a budget was written is not remembered as budget-free", () =>
+      Effect.gen(function*() {
+        const keys = yield* ApiKeys
+        const since = keys.budgetEpoch()
+        // The lookup found no budget; before it is noted, a budget is written through this gateway.
+        yield* keys.setTenantBudget("race-tenant", 1, "total")
+        keys.noteBudgetFree("race-tenant", "race-key", 0, since)
+        assert.isFalse(keys.budgetFree("race-tenant", "race-key", 0))
+        keys.noteBudgetFree("race-tenant", "race-key", 0, keys.budgetEpoch())
+        assert.isTrue(keys.budgetFree("race-tenant", "race-key", 0))
+        assert.isFalse(keys.budgetFree("race-tenant", "race-key", 5_000), "remembered for 5 s")
       }))
 
     it.effect("E1 once the budget is used up: 429 insufficient_quota for the OpenAI client", () =>

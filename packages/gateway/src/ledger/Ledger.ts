@@ -153,16 +153,19 @@ export const checkBudget = (tenant: string, keyId: string | null, reserve: numbe
 export const checkBudgetOf = (
   keys: {
     readonly budgetFree: (tenant: string, keyId: string, now: number) => boolean
-    readonly noteBudgetFree: (tenant: string, keyId: string, now: number) => void
+    readonly budgetEpoch: () => number
+    readonly noteBudgetFree: (tenant: string, keyId: string, now: number, since: number) => void
   },
   principal: Principal,
   reserve: number,
   now: number
 ): Effect.Effect<void, SqlError | BudgetExceeded, SqlClient.SqlClient> =>
-  keys.budgetFree(principal.tenant, principal.keyId, now)
-    ? Effect.void
-    : Effect.flatMap(checkBudget(principal.tenant, principal.keyId, reserve, now), (found) =>
-      found ? Effect.void : Effect.sync(() => keys.noteBudgetFree(principal.tenant, principal.keyId, now)))
+  Effect.suspend(() => {
+    if (keys.budgetFree(principal.tenant, principal.keyId, now)) return Effect.void
+    const since = keys.budgetEpoch()
+    return Effect.flatMap(checkBudget(principal.tenant, principal.keyId, reserve, now), (found) =>
+      found ? Effect.void : Effect.sync(() => keys.noteBudgetFree(principal.tenant, principal.keyId, now, since)))
+  })
 
 /** The message of a refusal (no amounts of other scopes, nothing secret). */
 export const describe = (e: BudgetExceeded): string =>

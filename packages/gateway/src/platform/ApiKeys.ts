@@ -120,14 +120,24 @@ const make = Effect.gen(function*() {
   // E1/E2 requests then skip the budget lookup. Every budget written through this service forgets
   // them all at once; one written by another replica (or the CLI) applies here within the window.
   // A budget found is never remembered: it is read again, with its spending, every time.
+  // A lookup that began before a budget was written here is not remembered (`budgetEpoch`).
   const unbudgeted = new Map<string, number>()
+  let epoch = 0
   const budgetKey = (tenant: string, keyId: string) => `${tenant}\u0000${keyId}`
+  const forgetBudgets = () => {
+    epoch++
+    unbudgeted.clear()
+  }
 
   /** Whether the key and its tenant were found without a budget less than the window ago. */
   const budgetFree = (tenant: string, keyId: string, now: number): boolean => (unbudgeted.get(budgetKey(tenant, keyId)) ?? 0) > now
 
-  /** Remembers that the key and its tenant have no budget (as of `now`). */
-  const noteBudgetFree = (tenant: string, keyId: string, now: number): void => {
+  /** Counts the budget writes made here: read it before a lookup, pass it to `noteBudgetFree`. */
+  const budgetEpoch = (): number => epoch
+
+  /** Remembers that the key and its tenant have no budget, unless a budget was written since `since`. */
+  const noteBudgetFree = (tenant: string, keyId: string, now: number, since: number): void => {
+    if (since !== epoch) return
     if (unbudgeted.size > 10_000) unbudgeted.clear()
     unbudgeted.set(budgetKey(tenant, keyId), now + cacheTtlMs)
   }
@@ -191,7 +201,7 @@ const make = Effect.gen(function*() {
         VALUES (${id}, ${tenant}, ${options.name ?? null}, ${sha256(token).toString("hex")}, ${token.slice(0, 8)}, ${now}, ${now},
           ${options.models == null ? null : JSON.stringify(options.models)}, ${options.rpm ?? null}, ${options.maxInFlight ?? null},
           ${options.expiresAt ?? null}, ${options.budgetUsd ?? null}, ${options.budgetPeriod ?? null})`
-      unbudgeted.clear()
+      forgetBudgets()
       const info = yield* find(id)
       return { id, tenant, token: Redacted.make(token), info: Option.getOrThrow(info) }
     })
@@ -231,7 +241,7 @@ const make = Effect.gen(function*() {
       if (patch.budgetPeriod !== undefined) set.budget_period = patch.budgetPeriod
       const rows = yield* sql`UPDATE api_keys SET ${sql.update(set)} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
       cache.clear()
-      unbudgeted.clear()
+      forgetBudgets()
       if (rows.length === 0) return Option.none<KeyInfo>()
       return yield* find(id)
     })
@@ -277,7 +287,7 @@ const make = Effect.gen(function*() {
       yield* sql`INSERT INTO tenant_budgets (tenant, budget_usd, budget_period, updated_at)
         VALUES (${tenant}, ${budgetUsd}, ${budgetPeriod}, ${now})
         ON CONFLICT (tenant) DO UPDATE SET budget_usd = ${budgetUsd}, budget_period = ${budgetPeriod}, updated_at = ${now}`
-      unbudgeted.clear()
+      forgetBudgets()
       return { tenant, budgetUsd, budgetPeriod } satisfies TenantBudget
     })
 
@@ -312,6 +322,7 @@ const make = Effect.gen(function*() {
     setTenantBudget,
     tenantBudget,
     budgetFree,
+    budgetEpoch,
     noteBudgetFree,
     anyConfigured
   } as const
