@@ -180,10 +180,10 @@ const make = Effect.gen(function*() {
    * statement of a transaction is a round trip that holds a pooled connection, and a create or a
    * state change is on every task's path. SQLite runs them one after the other (no round trips).
    */
-  const withEvent = (write: Statement.Statement<unknown>, noted: Statement.Statement<unknown>) =>
+  const withEvent = (write: Statement.Statement<unknown>, eventRow: Statement.Statement<unknown>) =>
     sql.onDialectOrElse({
-      pg: () => sql`WITH written AS (${write}) ${noted}`.pipe(Effect.asVoid),
-      orElse: () => Effect.zipRight(write, noted).pipe(Effect.asVoid)
+      pg: () => sql`WITH written AS (${write}) ${eventRow}`.pipe(Effect.asVoid),
+      orElse: () => Effect.zipRight(write, eventRow).pipe(Effect.asVoid)
     })
 
   const findById = (id: string) => taskOf(sql`SELECT * FROM tasks WHERE id = ${id}`)
