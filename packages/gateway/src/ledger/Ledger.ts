@@ -16,7 +16,7 @@ import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { BudgetPeriod, Principal } from "../platform/ApiKeys.js"
+import type { ApiKeys, BudgetPeriod, Principal } from "../platform/ApiKeys.js"
 import { TransitionHooks } from "../tasks/Hooks.js"
 import type { Task } from "../tasks/Store.js"
 
@@ -151,11 +151,7 @@ export const checkBudget = (tenant: string, keyId: string | null, reserve: numbe
  * (`ApiKeys.budgetFree`, the window of a verified token); a lookup that finds none is remembered.
  */
 export const checkBudgetOf = (
-  keys: {
-    readonly budgetFree: (tenant: string, keyId: string, now: number) => boolean
-    readonly budgetEpoch: () => number
-    readonly noteBudgetFree: (tenant: string, keyId: string, now: number, since: number) => void
-  },
+  keys: Pick<ApiKeys["Type"], "budgetFree" | "budgetEpoch" | "noteBudgetFree">,
   principal: Principal,
   reserve: number,
   now: number

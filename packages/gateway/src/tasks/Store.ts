@@ -176,14 +176,24 @@ const make = Effect.gen(function*() {
     sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
 
   /**
-   * A write and the event that goes with it. On PostgreSQL one statement (`WITH … INSERT`): each
+   * A write of one task row (`… RETURNING id`) and, if it wrote one, the event that goes with it.
+   * On PostgreSQL one statement (`WITH … INSERT INTO task_events … SELECT … FROM written`): each
    * statement of a transaction is a round trip that holds a pooled connection, and a create or a
    * state change is on every task's path. SQLite runs them one after the other (no round trips).
    */
-  const withEvent = (write: Statement.Statement<unknown>, eventRow: Statement.Statement<unknown>) =>
+  const withEvent = (
+    write: Statement.Statement<Record<string, unknown>>,
+    taskId: string,
+    at: number,
+    from: string | null,
+    to: string,
+    note: string | null
+  ) =>
     sql.onDialectOrElse({
-      pg: () => sql`WITH written AS (${write}) ${eventRow}`.pipe(Effect.asVoid),
-      orElse: () => Effect.zipRight(write, eventRow).pipe(Effect.asVoid)
+      pg: () =>
+        sql`WITH written AS (${write}) INSERT INTO task_events (task_id, at, from_status, to_status, note)
+          SELECT id, ${at}, ${from}, ${to}, ${note} FROM written RETURNING task_id AS id`,
+      orElse: () => Effect.flatMap(write, (rows) => (rows.length === 0 ? Effect.succeed(rows) : Effect.as(event(taskId, at, from, to, note), rows)))
     })
 
   const findById = (id: string) => taskOf(sql`SELECT * FROM tasks WHERE id = ${id}`)
@@ -236,15 +246,14 @@ const make = Effect.gen(function*() {
           if (Number(open[0]?.n ?? 0) >= task.maxInFlight) return yield* new InFlightExceeded({ limit: task.maxInFlight })
         }
         if (task.guard !== undefined) yield* Effect.provideService(task.guard, SqlClient.SqlClient, sql)
-        const insertTask = sql`INSERT INTO tasks (
+        yield* withEvent(sql`INSERT INTO tasks (
           id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
           upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version, key_id
         ) VALUES (
           ${task.id}, ${task.tenant}, ${task.entryId}, ${task.vendor}, ${task.mode}, 'pending', ${task.request},
           ${JSON.stringify(task.hints)}, ${task.idempotencyKey}, ${task.requestHash}, ${task.upstreamModel}, 'new', 0,
           ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0, ${task.keyId ?? null}
-        )`
-        yield* withEvent(insertTask, event(task.id, now, null, "pending", "created"))
+        ) RETURNING id`, task.id, now, null, "pending", "created")
         yield* runHooks(created, null, now)
       }))
       // Two creates racing with one idempotency key: the unique index lets one in; the other
@@ -303,18 +312,9 @@ const make = Effect.gen(function*() {
     // writes one row: that statement is atomic on its own, and a transaction around it would cost
     // two more statements on the workers' busiest path.
     const alone = next.status === task.status && note === undefined
-    // The update and its event, one statement on PostgreSQL (see `withEvent`); no event when it matched no row.
+    // The update and its event, one statement on PostgreSQL; no event when it matched no row.
     const noted = (update: Statement.Statement<Record<string, unknown>>) =>
-      alone
-        ? update
-        : sql.onDialectOrElse({
-          pg: () =>
-            sql`WITH changed AS (${update}) INSERT INTO task_events (task_id, at, from_status, to_status, note)
-              SELECT id, ${now}, ${task.status}, ${next.status}, ${note ?? null} FROM changed RETURNING task_id AS id`,
-          orElse: () =>
-            Effect.flatMap(update, (rows) =>
-              rows.length === 0 ? Effect.succeed(rows) : Effect.as(event(task.id, now, task.status, next.status, note ?? null), rows))
-        })
+      alone ? update : withEvent(update, task.id, now, task.status, next.status, note ?? null)
     return Effect.gen(function*() {
       if (next.status !== task.status && !TaskState.canTransition(task.status, next.status)) {
         yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
