@@ -167,18 +167,43 @@ interface Sequential {
   readonly failed: number
 }
 
+/**
+ * The load generator (bench/side/load.mjs): one process for the whole run, started at its first
+ * job, fed one job a line on stdin; each job's result is its next line on stdout. Jobs run one at a
+ * time, in the order given.
+ */
+let loader: { child: ChildProcess; waiting: Array<(line: string) => void>; ended: string | undefined } | undefined
+const loadGenerator = () => {
+  if (loader !== undefined && loader.ended === undefined) return loader
+  const child = spawn(process.execPath, [path.join(here, "side/load.mjs")], { stdio: ["pipe", "pipe", "inherit"] })
+  children.push(child)
+  const state: NonNullable<typeof loader> = { child, waiting: [], ended: undefined }
+  let buffered = ""
+  child.stdout!.on("data", (d) => {
+    buffered += String(d)
+    for (let i = buffered.indexOf("\n"); i !== -1; i = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, i)
+      buffered = buffered.slice(i + 1)
+      state.waiting.shift()?.(line)
+    }
+  })
+  child.once("exit", (code) => {
+    state.ended = `load generator exited with ${code}`
+    for (const answer of state.waiting.splice(0)) answer(JSON.stringify({ error: state.ended }))
+  })
+  loader = state
+  return state
+}
+
 const runLoad = <A>(job: Record<string, unknown>) =>
   new Promise<A>((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(here, "side/load.mjs"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (d) => (out += String(d)))
-    child.once("exit", (code) => {
-      try {
-        resolve(JSON.parse(out.trim().split("\n").pop()!) as A)
-      } catch {
-        reject(new Error(`load generator exited with ${code}: ${out}`))
-      }
+    const generator = loadGenerator()
+    generator.waiting.push((line) => {
+      const result = JSON.parse(line) as A | { error: string }
+      if (typeof result === "object" && result !== null && "error" in result) reject(new Error(`load generator: ${result.error}`))
+      else resolve(result)
     })
+    generator.child.stdin!.write(`${JSON.stringify(job)}\n`)
   })
 
 /**
@@ -193,7 +218,7 @@ const warmSeconds = (quick: boolean) => (quick ? 2 : 20)
 
 const max = (job: Job, seconds: number, connections = 50) => runLoad<Cannon>({ mode: "max", ...job, connections, seconds })
 const atRate = (job: Job, seconds: number, rate: number) => runLoad<Cannon>({ mode: "rate", ...job, connections: 50, seconds, rate })
-const sequential = (job: Job, requests: number) => runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup: Math.min(200, requests) })
+const sequential = (job: Job, requests: number, warmup: number) => runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup })
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const ticksPerSecond = 100
@@ -250,19 +275,24 @@ const telemetryOn = "Genway + telemetry"
  * Genway with telemetry on: a second `genway serve` exporting traces to an OTLP/HTTP sink
  * (bench/side/otlp.mjs), logging JSON lines (counted on a pipe) and scraped on /metrics every second
  * while it is measured. The plain Genway rows run without `OTEL_EXPORTER_OTLP_ENDPOINT`: telemetry off.
+ * `--quick` leaves the telemetry contestant out (it would add a tenth of the quick run's time).
  */
 const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
-  const seconds = quick ? 2 : 10
-  const seqN = quick ? 500 : 5000
-  const up = await startScript(path.join(here, "side/upstream.mjs"), { UPSTREAM_KEY: upstreamKey })
+  const seconds = quick ? 1.5 : 10
+  const seqN = quick ? 300 : 5000
+  const seqWarmup = quick ? 100 : 200
+  // Everything starts at once (a start is mostly waiting on module loading), after the two that
+  // the others are pointed at.
+  const [up, sink] = await Promise.all([
+    startScript(path.join(here, "side/upstream.mjs"), { UPSTREAM_KEY: upstreamKey }),
+    quick ? undefined : startScript(path.join(here, "side/otlp.mjs"), {})
+  ])
   const upstreamBase = `http://127.0.0.1:${up.port}/v1`
-  const floor = await startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, UPSTREAM_URL: upstreamBase, UPSTREAM_KEY: upstreamKey })
-  const portkey = await startPortkey()
-  const sink = await startScript(path.join(here, "side/otlp.mjs"), {})
-  // Both Genways start at once (each start is mostly waiting on module loading).
-  const [genway, traced] = await Promise.all([
+  const [floor, portkey, genway, traced] = await Promise.all([
+    startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, UPSTREAM_URL: upstreamBase, UPSTREAM_KEY: upstreamKey }),
+    startPortkey(),
     startGenway({ VENDOR_A_BASE_URL: upstreamBase, VENDOR_A_API_KEY: upstreamKey }),
-    startGenway({
+    sink === undefined ? undefined : startGenway({
       VENDOR_A_BASE_URL: upstreamBase,
       VENDOR_A_API_KEY: upstreamKey,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
@@ -284,9 +314,12 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     }, portkey.child],
     ["Genway (kept)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }, genway.child],
     // Right after its plain twin, so the machine's load drifts as little as possible between them.
-    [telemetryOn, { url: `http://127.0.0.1:${traced.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }, traced.child],
+    ...(traced === undefined ? [] : [[telemetryOn, { url: `http://127.0.0.1:${traced.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body }, traced.child] as [string, Job, ChildProcess]]),
     ["Genway (store:false)", { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers: { ...json, authorization: `Bearer ${token}` }, body: bodyNoStore }, genway.child]
   ]
+  // The upstream itself needs no warm-up (no optimising of a long code path, and no ratio reads its
+  // throughput), and store:false runs on the process that was just warmed and measured as "kept".
+  const warm = (name: string) => name !== "direct" && name !== "Genway (store:false)"
   // A check that each answers 200 before measuring.
   for (const [name, job] of contestants) {
     const r = await fetch(job.url, { method: "POST", headers: job.headers, body: job.body })
@@ -298,8 +331,8 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   // What the telemetry contestant had produced by the end of its warm-up (subtracted below).
   let warmed = { served: 0, traces: { requests: 0, bytes: 0 }, lines: 0, bytes: 0 }
   for (const [name, job, child] of contestants) {
-    await max(job, warmSeconds(quick))
-    if (name === telemetryOn) {
+    if (warm(name)) await max(job, warmSeconds(quick))
+    if (name === telemetryOn && traced !== undefined && sink !== undefined) {
       // The exporter sends every second: one interval more, and the warm-up's spans are in.
       await new Promise((r) => setTimeout(r, 1500))
       const counts = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
@@ -311,15 +344,15 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
         bytes: traced.stdout.bytes
       }
     }
-    const stopScraping = name === telemetryOn ? scrapeEverySecond(`http://127.0.0.1:${traced.port}/metrics`) : undefined
+    const stopScraping = name === telemetryOn && traced !== undefined ? scrapeEverySecond(`http://127.0.0.1:${traced.port}/metrics`) : undefined
     const cpuBefore = cpuMs(child.pid)
     const t = Date.now()
-    const seq = await sequential(job, seqN)
+    const seq = await sequential(job, seqN, seqWarmup)
     const m = await max(job, seconds)
     const rate = await atRate(job, seconds, 1000)
     if (stopScraping !== undefined) scraped = await stopScraping()
     const cpuAfter = cpuMs(child.pid)
-    const answered = seqN + Math.min(200, seqN) + m.total + rate.total
+    const answered = seqN + seqWarmup + m.total + rate.total
     const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / answered
     results[name] = { max: m, seq, rate, cpuPerRequest }
     console.error(`bench: e2 ${name} measured in ${Math.round((Date.now() - t) / 1000)} s`)
@@ -346,39 +379,43 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     ratios[`${variant} p99@1000 / floor (<= 3)`] = ratio(g.rate.p99, floorR.rate.p99)
     ratios[`${variant} p99@1000 / Portkey`] = ratio(g.rate.p99, portkeyR.rate.p99)
   }
-  // The exporter sends every second: one more interval, and the sink has all of the run's spans.
-  await new Promise((r) => setTimeout(r, 1500))
-  const received = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
-  const served = counterSum(scraped?.last ?? "", "genway_http_requests_total", `route="${entry.path}"`) - warmed.served
-  const allTraces = received["/v1/traces"] ?? { requests: 0, bytes: 0 }
-  const traces = { requests: allTraces.requests - warmed.traces.requests, bytes: allTraces.bytes - warmed.traces.bytes }
-  const lines = traced.stdout.lines - warmed.lines
-  const logBytes = traced.stdout.bytes - warmed.bytes
-  const otlpMetrics = received["/v1/metrics"] ?? { requests: 0, bytes: 0 }
-  out.push(`${telemetryOn}: what its telemetry produced while measured (E2 requests served: ${served}, from its /metrics)`)
-  out.push(table(["", "requests", "bytes", "per E2 request"], [
-    ["OTLP POST /v1/traces (protobuf)", traces.requests, traces.bytes, served === 0 ? "—" : `${Math.round(traces.bytes / served)} B`],
-    ["OTLP POST /v1/metrics", otlpMetrics.requests, otlpMetrics.bytes, "—"],
-    ["JSON log lines on stdout", lines, logBytes, served === 0 ? "—" : `${r2(lines / served)} lines`],
-    ["GET /metrics scrapes (every 1 s)", `${scraped?.scrapes ?? 0} (${scraped?.failed ?? 0} failed)`, scraped?.bytes ?? 0, "—"]
-  ]))
-  const off = results["Genway (kept)"]!
-  const on = results[telemetryOn]!
-  ratios["telemetry on / off: max req/s"] = ratio(on.max.rps, off.max.rps)
-  ratios["telemetry on / off: seq added p50"] = ratio(on.seq.p50 - direct.p50, off.seq.p50 - direct.p50)
-  ratios["telemetry on / off: seq added p99"] = ratio(on.seq.p99 - direct.p99, off.seq.p99 - direct.p99)
-  ratios["telemetry on - off: seq added p50 ms"] = r2(on.seq.p50 - off.seq.p50)
-  ratios["telemetry on / off: p99@1000"] = ratio(on.rate.p99, off.rate.p99)
-  if (on.cpuPerRequest !== undefined && off.cpuPerRequest !== undefined) {
-    ratios["telemetry on / off: CPU per request"] = ratio(on.cpuPerRequest, off.cpuPerRequest)
+  if (traced === undefined || sink === undefined) {
+    out.push(`(${telemetryOn}: full runs only)`)
+  } else {
+    // The exporter sends every second: one more interval, and the sink has all of the run's spans.
+    await new Promise((r) => setTimeout(r, 1500))
+    const received = await fetch(`http://127.0.0.1:${sink.port}/counts`).then((r) => r.json()) as Record<string, { requests: number; bytes: number }>
+    const served = counterSum(scraped?.last ?? "", "genway_http_requests_total", `route="${entry.path}"`) - warmed.served
+    const allTraces = received["/v1/traces"] ?? { requests: 0, bytes: 0 }
+    const traces = { requests: allTraces.requests - warmed.traces.requests, bytes: allTraces.bytes - warmed.traces.bytes }
+    const lines = traced.stdout.lines - warmed.lines
+    const logBytes = traced.stdout.bytes - warmed.bytes
+    const otlpMetrics = received["/v1/metrics"] ?? { requests: 0, bytes: 0 }
+    out.push(`${telemetryOn}: what its telemetry produced while measured (E2 requests served: ${served}, from its /metrics)`)
+    out.push(table(["", "requests", "bytes", "per E2 request"], [
+      ["OTLP POST /v1/traces (protobuf)", traces.requests, traces.bytes, served === 0 ? "—" : `${Math.round(traces.bytes / served)} B`],
+      ["OTLP POST /v1/metrics", otlpMetrics.requests, otlpMetrics.bytes, "—"],
+      ["JSON log lines on stdout", lines, logBytes, served === 0 ? "—" : `${r2(lines / served)} lines`],
+      ["GET /metrics scrapes (every 1 s)", `${scraped?.scrapes ?? 0} (${scraped?.failed ?? 0} failed)`, scraped?.bytes ?? 0, "—"]
+    ]))
+    const off = results["Genway (kept)"]!
+    const on = results[telemetryOn]!
+    ratios["telemetry on / off: max req/s"] = ratio(on.max.rps, off.max.rps)
+    ratios["telemetry on / off: seq added p50"] = ratio(on.seq.p50 - direct.p50, off.seq.p50 - direct.p50)
+    ratios["telemetry on / off: seq added p99"] = ratio(on.seq.p99 - direct.p99, off.seq.p99 - direct.p99)
+    ratios["telemetry on - off: seq added p50 ms"] = r2(on.seq.p50 - off.seq.p50)
+    ratios["telemetry on / off: p99@1000"] = ratio(on.rate.p99, off.rate.p99)
+    if (on.cpuPerRequest !== undefined && off.cpuPerRequest !== undefined) {
+      ratios["telemetry on / off: CPU per request"] = ratio(on.cpuPerRequest, off.cpuPerRequest)
+    }
+    if (traces.bytes === 0) ratios["telemetry on: spans exported"] = "NONE (the sink received no trace export)"
   }
-  if (traces.bytes === 0) ratios["telemetry on: spans exported"] = "NONE (the sink received no trace export)"
-  for (const c of [up.child, floor.child, portkey.child, genway.child, traced.child, sink.child]) c.kill("SIGTERM")
+  for (const c of [up.child, floor.child, portkey.child, genway.child, traced?.child, sink?.child]) c?.kill("SIGTERM")
 }
 
 /** Task create, sandbox, workers on, vs a floor doing one durable insert on the same database. */
 const creates = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
-  const seconds = quick ? 2 : 10
+  const seconds = quick ? 1.5 : 10
   const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
   const body = JSON.stringify({ prompt: "a benchmark of paper boats", duration: 5 })
   const headers = { "content-type": "application/json", authorization: `Bearer ${token}` }
@@ -416,13 +453,23 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
     out.push("(PostgreSQL task create skipped: GATEWAY_TEST_DATABASE_URL is not set)")
   }
   const rows: Array<Array<string | number>> = []
-  for (const [db, genwayEnv, baseEnv, floorEnv, cleanup] of databases) {
-    try {
-      const floor = await startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, ...floorEnv })
-      const genway = await startGenway(genwayEnv, `genway (${db})`)
+  // The sandbox's generation time, short: a phase's tasks complete (and cost the workers) within
+  // it, and there is little left for them to finish before the next phase.
+  const sandbox = { GATEWAY_SANDBOX_DELAY_MS: "1000" }
+  try {
+    // Every process of this part starts at once (a start is mostly module loading); the idle ones
+    // wait while the others are measured.
+    const started = await Promise.all(databases.map(async ([db, genwayEnv, baseEnv, floorEnv]) => {
+      const [floor, genway, base] = await Promise.all([
+        startScript(path.join(here, "side/floor.mjs"), { FLOOR_TOKEN: token, ...floorEnv }),
+        startGenway({ ...sandbox, ...genwayEnv }, `genway (${db})`),
+        baselineDir === undefined ? undefined : startGenway({ ...sandbox, ...baseEnv }, `baseline genway (${db})`, false, baselineDir)
+      ])
+      return { db, floor, genway, base }
+    }))
+    for (const { base, db, floor, genway } of started) {
       const floorJob = { url: `http://127.0.0.1:${floor.port}/tasks`, headers, body }
       const genwayJob = { url: `http://127.0.0.1:${genway.port}${entry.path}`, headers, body }
-      const base = baselineDir === undefined ? undefined : await startGenway(baseEnv, `baseline genway (${db})`, false, baselineDir)
       const baseJob = base === undefined ? undefined : { ...genwayJob, url: `http://127.0.0.1:${base.port}${entry.path}` }
       for (const job of baseJob === undefined ? [genwayJob] : [genwayJob, baseJob]) {
         const check = await fetch(job.url, { method: "POST", headers, body })
@@ -452,10 +499,10 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
       floor.child.kill("SIGTERM")
       genway.child.kill("SIGTERM")
       base?.child.kill("SIGTERM")
-      await new Promise((r) => setTimeout(r, 300))
-    } finally {
-      await cleanup()
     }
+    await new Promise((r) => setTimeout(r, 300))
+  } finally {
+    for (const [, , , , cleanup] of databases) await cleanup()
   }
   out.push(`Task create (sandbox, workers on; 50 connections; ${seconds} s each)`)
   out.push(table(["", "max req/s", "p99 ms at max", "p99 ms at 2,000 req/s", "achieved req/s", "non-2xx/errors"], rows))
@@ -464,7 +511,7 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
 /** E1 stream time to first byte, through bench/ttfb.ts (gateway in its own process). */
 const ttfb = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
   const { run } = await import("./ttfb.js")
-  const r = await run({ runs: quick ? 150 : 500 })
+  const r = await run({ runs: quick ? 100 : 500 })
   out.push("E1 stream time to first SSE byte (vendor-d emulator, one request at a time)")
   out.push(table(["", "p50 ms", "p99 ms"], [
     ["direct", r.directMs.p50, r.directMs.p99],
@@ -478,7 +525,7 @@ const ttfb = async (quick: boolean, out: Array<string>, ratios: Record<string, n
 const polls = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
   const child = spawn(process.execPath, ["--import", tsx, path.join(here, "run.ts"), "workers"], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, BENCH_WORKERS_SECONDS: quick ? "8" : "30" }
+    env: { ...process.env, BENCH_WORKERS_SECONDS: quick ? "5" : "30" }
   })
   let text = ""
   child.stdout.on("data", (d) => (text += String(d)))

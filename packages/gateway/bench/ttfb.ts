@@ -30,8 +30,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { isMain, printAndExit } from "./main.js"
-import * as Config from "../src/platform/Config.js"
-import * as Gateway from "../src/Gateway.js"
 
 const token = "bench-token"
 const model = "image-model-2.5-flash-image-preview"
@@ -88,9 +86,12 @@ const firstByte = (agent: Agent, target: Target) =>
     req.end(target.body)
   })
 
-/** A gateway on `port` in this process, vendor-d live against `emulator`. */
+/**
+ * A gateway on `port` in this process, vendor-d live against `emulator` (the gateway's modules load
+ * only for this mode: the default runs it as a child).
+ */
 const inProcessGateway = (port: number, dataDir: string, emulator: Emulator.Emulator) =>
-  Effect.asVoid(Layer.build(
+  Effect.flatMap(Effect.promise(() => Promise.all([import("../src/Gateway.js"), import("../src/platform/Config.js")])), ([Gateway, Config]) => Effect.asVoid(Layer.build(
     Gateway.http.pipe(
       Layer.provideMerge(Gateway.services(Effect.succeed(new Map()), Registry.layer())),
       Layer.provideMerge(Config.layerWith({
@@ -108,7 +109,7 @@ const inProcessGateway = (port: number, dataDir: string, emulator: Emulator.Emul
       )),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
-  ))
+  )))
 
 /** `genway serve` on `port` in a child process, vendor-d live against `emulator`; stopped with the scope. */
 const childGateway = (port: number, dataDir: string, emulator: Emulator.Emulator) =>
