@@ -6,6 +6,8 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import type * as Tracer from "effect/Tracer"
 import { createHash } from "node:crypto"
 
 /** The telemetry of the request being answered. */
@@ -47,7 +49,16 @@ export const noteTenant = (tenant: string): Effect.Effect<void> =>
     })
   )
 
+/**
+ * `effect` as a span named `name` while the tracer is on (traces exported); with it off, `effect`
+ * itself. `Effect.withSpan` under a disabled tracer starts no span but still does a span's
+ * bookkeeping (a no-op span made, put in context, ended): measured on E2 (interleaved A/B, 16
+ * rounds), the two per request cost about a tenth of the request's CPU.
+ */
+export const spanned = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, options?: Tracer.SpanOptions): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => (fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(effect, name, options) : effect))
+
 /** Runs a synchronous step (body validation) as a child span named `name` of the request's span. */
 export const traced = <A>(name: string, f: () => A): Effect.Effect<A> =>
   // No stack capture: it cost about 25 µs per request whether or not spans are exported.
-  Effect.withSpan(Effect.sync(f), name, { captureStackTrace: false })
+  spanned(Effect.sync(f), name, { captureStackTrace: false })

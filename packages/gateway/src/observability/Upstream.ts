@@ -20,7 +20,7 @@ import { globalValue } from "effect/GlobalValue"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Metrics from "./Metrics.js"
-import { CurrentRequest } from "./Request.js"
+import { CurrentRequest, spanned } from "./Request.js"
 
 /** The vendor and operation of the upstream calls made in the current fiber. */
 export const currentUpstream = globalValue(
@@ -93,10 +93,11 @@ export const layer = (vendorIds: ReadonlyArray<string>): Layer.Layer<HttpClient.
   )
 
 const labelled = <A, E, R>(vendor: string, operation: string, effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(
-    Effect.locally(currentUpstream, { vendor, operation }),
-    Effect.withSpan(`upstream.${operation}`, { kind: "client", captureStackTrace: false, attributes: { "genway.vendor": vendor } })
-  )
+  spanned(Effect.locally(effect, currentUpstream, { vendor, operation }), `upstream.${operation}`, {
+    kind: "client",
+    captureStackTrace: false,
+    attributes: { "genway.vendor": vendor }
+  })
 
 /** A task adapter whose calls are labelled (and traced) by vendor and operation. */
 export const instrumentAdapter = (adapter: VendorAdapter.VendorAdapter): VendorAdapter.VendorAdapter => {

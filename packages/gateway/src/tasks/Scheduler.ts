@@ -26,6 +26,7 @@ import * as Progress from "./Progress.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
+import { spanned } from "../observability/Request.js"
 
 /**
  * How long a claimed task belongs to this worker before others may take it over. Each step is
@@ -140,7 +141,7 @@ const make = Effect.gen(function*() {
         Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.body as Stream.Stream<Uint8Array, unknown>, expiresAt)),
         Effect.map((key): ResultItem => ({ media: key }))
       )
-    }).pipe(Effect.withSpan("task.mirror", { captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
+    }).pipe((e) => spanned(e, "task.mirror", { captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
 
   /**
    * After a copy whose task changed meanwhile: the copies go only if the task ended without a
@@ -284,7 +285,7 @@ const make = Effect.gen(function*() {
           Effect.annotateLogs("task", task.id)
         )
       ),
-      Effect.withSpan("task.step", { root: true, captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
+      (e) => spanned(e, "task.step", { root: true, captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
     )
 
   /** Claims and runs one batch of due tasks; returns how many were claimed. */
