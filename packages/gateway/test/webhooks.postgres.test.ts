@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { Scheduler } from "../src/tasks/Scheduler.js"
 import { TaskStore } from "../src/tasks/Store.js"
@@ -56,4 +57,32 @@ describe.skipIf(!Pg.available("webhooks.postgres.test.ts"))("webhooks on Postgre
         assert.deepStrictEqual(types, ["task.completed", "task.processing"], id)
       }
     }), 60_000)
+
+  it.scoped("an endpoint registered on one replica reaches another's task changes within 5 s", () =>
+    Effect.gen(function*() {
+      const { replica } = yield* Pg.privateSchema
+      const dataDir = tempDir()
+      const open = { webhookAllowInsecure: true, webhookAllowPrivate: true }
+      const a = yield* Layer.build(replica(dataDir, open))
+      const b = yield* Layer.build(replica(dataDir, open))
+      const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+      const task = Pg.sandboxTask(entry, 0)
+      yield* Context.get(b, TaskStore).create(task, 0)
+      // B's worker submits the task: its change to processing looks the tenant's endpoints up (none).
+      const runB = Context.get(b, Scheduler).runOnce
+      yield* runB
+      yield* TestClock.adjust("200 millis")
+      yield* runB
+      assert.strictEqual(Option.getOrThrow(yield* Context.get(b, TaskStore).findById(task.id)).status, "processing")
+      const hook = yield* receiver()
+      const endpoint = yield* Context.get(a, Webhooks).create(task.tenant, { url: hook.url, events: ["task.completed"], description: null })
+      hook.secret = endpoint.secret
+      // Past B's 5 s, its next change of the task sees the endpoint.
+      yield* TestClock.adjust("5 seconds")
+      yield* runB
+      yield* Context.get(a, Webhooks).deliverDue
+      const types = hook.received.map((r) => (r.verified as any).payload.type)
+      assert.deepStrictEqual(types, ["task.completed"])
+    }), 60_000)
 })
+

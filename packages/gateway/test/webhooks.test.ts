@@ -92,6 +92,22 @@ describe("webhooks", () => {
       assert.strictEqual(failedOnly.received[0]!.id, all.received[1]!.id)
     }).pipe(Effect.provide(Harness.layer({ settings: open }))))
 
+  it.scoped("a tenant's endpoints are remembered between tasks; one registered or deleted through the gateway counts at once", () =>
+    Effect.gen(function*() {
+      // The first task's changes look the tenant's endpoints up (none) and remember that.
+      yield* runTask()
+      const r = yield* receiver()
+      const made = yield* register(r)
+      yield* runTask()
+      assert.strictEqual(yield* deliverDue, 2)
+      assert.deepStrictEqual(r.received.map((x) => (x.verified as any).payload.type), ["task.processing", "task.completed"])
+      const del = yield* Harness.send(HttpClientRequest.del(`/v1/webhooks/${made.id}`).pipe(HttpClientRequest.bearerToken(Harness.tokenA)))
+      assert.strictEqual(del.status, 204)
+      yield* runTask()
+      assert.strictEqual(yield* deliverDue, 0)
+      assert.strictEqual(r.received.length, 2)
+    }).pipe(Effect.provide(Harness.layer({ settings: open }))))
+
   it.scoped("a receiver failing twice gets the third try on the schedule, with the same webhook-id; the log shows it", () =>
     Effect.gen(function*() {
       const r = yield* receiver((n) => (n <= 4 ? 500 : 200))

@@ -159,13 +159,41 @@ const make = Effect.gen(function*() {
       VALUES (${`dlv_${randomUUID().replace(/-/g, "")}`}, ${endpoint.id}, ${endpoint.tenant}, ${eventId}, ${event.type}, ${taskId},
         ${JSON.stringify(event)}, 'pending', 0, ${now}, ${now})`
 
+  /**
+   * Each tenant's endpoints, remembered for `endpointsTtlMs` after they were read: the hook below
+   * runs on every task's processing, completed and failed changes, and most tenants have no
+   * endpoint. An endpoint created or deleted through this gateway takes effect at once (the
+   * tenant's entry is forgotten; a lookup that began before the write is not remembered); one
+   * created or deleted through another replica, within the same 5 s (README "Webhooks").
+   */
+  const endpointsTtlMs = 5_000
+  const knownEndpoints = new Map<string, { readonly at: number; readonly rows: ReadonlyArray<{ readonly id: string; readonly tenant: string; readonly events: ReadonlyArray<string> }> }>()
+  let endpointsEpoch = 0
+  const forgetEndpoints = (tenant: string) => {
+    endpointsEpoch++
+    knownEndpoints.delete(tenant)
+  }
+  const endpointsOf = (tenant: string, now: number) =>
+    Effect.suspend(() => {
+      const known = knownEndpoints.get(tenant)
+      if (known !== undefined && now >= known.at && now - known.at < endpointsTtlMs) return Effect.succeed(known.rows)
+      const epoch = endpointsEpoch
+      return Effect.map(sql`SELECT id, tenant, events FROM webhook_endpoints WHERE tenant = ${tenant} AND deleted_at IS NULL`, (found) => {
+        const rows = found.map((r) => ({ id: r.id as string, tenant: r.tenant as string, events: JSON.parse(r.events as string) as Array<string> }))
+        if (epoch === endpointsEpoch) {
+          if (knownEndpoints.size >= 10_000) knownEndpoints.clear()
+          knownEndpoints.set(tenant, { at: now, rows })
+        }
+        return rows
+      })
+    })
+
   // The outbox: runs inside the task store's transaction.
   yield* hooks.register(({ at, task, to }) =>
     Effect.gen(function*() {
       if (to !== "processing" && to !== "completed" && to !== "failed") return
       const type = `task.${to}`
-      const endpoints = (yield* sql`SELECT id, tenant, events FROM webhook_endpoints WHERE tenant = ${task.tenant} AND deleted_at IS NULL`)
-        .filter((r) => (JSON.parse(r.events as string) as Array<string>).includes(type))
+      const endpoints = (yield* endpointsOf(task.tenant, at)).filter((r) => r.events.includes(type))
       if (endpoints.length === 0) return
       const entry = entries.get(task.entryId)
       const data: Record<string, unknown> = {
@@ -186,7 +214,7 @@ const make = Effect.gen(function*() {
           : {})
       }
       const eventId = `msg_${randomUUID().replace(/-/g, "")}`
-      for (const e of endpoints) yield* insertDelivery({ id: e.id as string, tenant: e.tenant as string }, eventId, event, task.id, at)
+      for (const e of endpoints) yield* insertDelivery(e, eventId, event, task.id, at)
     })
   )
 
@@ -206,6 +234,7 @@ const make = Effect.gen(function*() {
       }
       yield* sql`INSERT INTO webhook_endpoints (id, tenant, url, events, description, secret, created_at)
         VALUES (${endpoint.id}, ${tenant}, ${endpoint.url}, ${JSON.stringify(endpoint.events)}, ${endpoint.description}, ${endpoint.secret}, ${now})`
+      forgetEndpoints(tenant)
       return endpoint
     })
 
@@ -229,7 +258,7 @@ const make = Effect.gen(function*() {
       if (rows.length === 0) return false
       yield* sql`DELETE FROM webhook_deliveries WHERE endpoint_id = ${id} AND status = 'pending'`
       return true
-    }).pipe(sql.withTransaction)
+    }).pipe(sql.withTransaction, Effect.ensuring(Effect.sync(() => forgetEndpoints(tenant))))
 
   /** Queues a `webhook.test` event to one endpoint, whatever its filter. */
   const sendTest = (endpoint: Endpoint) =>
