@@ -235,7 +235,7 @@ export const hook = (entries: () => ReadonlyArray<ModelEntry.ModelEntry>, sql: S
     if (byId.size === 0) for (const e of entries()) byId.set(e.id, e)
     return byId.get(id)
   }
-  return ({ at, from, task, to }: { readonly task: Task; readonly from: Task["status"] | null; readonly to: Task["status"]; readonly at: number }): Effect.Effect<void, SqlError> => {
+  return ({ at, from, task, to }: { readonly task: Task; readonly from: Task["status"] | null; readonly to: Task["status"]; readonly at: number }): Effect.Effect<void, SqlError> | undefined => {
     if (from === null) {
       const entry = entryOf(task.entryId)
       const units = expectedUnits(entry?.billing, parseBody(task.request))
@@ -250,15 +250,19 @@ export const hook = (entries: () => ReadonlyArray<ModelEntry.ModelEntry>, sql: S
       )`.pipe(Effect.asVoid)
     }
     if (to === "completed") {
+      const entry = entryOf(task.entryId)
+      const units = settledUnits(entry?.billing, task)
+      const settle = (price: ModelEntry.Price | undefined, snapshot: string | undefined) =>
+        sql`UPDATE usage_ledger SET state = 'settled', outcome = 'completed', seconds = ${units.seconds},
+          images = ${units.images}, reserved_micros = 0, cost_micros = ${costMicros(price, units)}, settled_at = ${at}
+          WHERE id = ${task.id} AND state = 'reserved'${snapshot === undefined ? sql`` : sql` AND price = ${snapshot}`} RETURNING id`
+      // The price snapshotted at create counts, not today's. It nearly always is today's: settled at
+      // that price in one statement when the snapshot is it; otherwise the snapshot is read first.
       return Effect.gen(function*() {
+        if ((yield* settle(entry?.price, JSON.stringify(entry?.price ?? {}))).length > 0) return
         const rows = yield* sql`SELECT price FROM usage_ledger WHERE id = ${task.id} AND state = 'reserved'`
         if (rows.length === 0) return
-        // The price snapshotted at create, not today's.
-        const price = JSON.parse(rows[0]!.price as string) as ModelEntry.Price
-        const units = settledUnits(entryOf(task.entryId)?.billing, task)
-        yield* sql`UPDATE usage_ledger SET state = 'settled', outcome = 'completed', seconds = ${units.seconds},
-          images = ${units.images}, reserved_micros = 0, cost_micros = ${costMicros(price, units)}, settled_at = ${at}
-          WHERE id = ${task.id} AND state = 'reserved'`
+        yield* settle(JSON.parse(rows[0]!.price as string) as ModelEntry.Price, undefined)
       })
     }
     if (to === "failed") {
@@ -268,7 +272,7 @@ export const hook = (entries: () => ReadonlyArray<ModelEntry.ModelEntry>, sql: S
         reserved_micros = 0, cost_micros = 0, settled_at = ${at}
         WHERE id = ${task.id} AND state = 'reserved'`.pipe(Effect.asVoid)
     }
-    return Effect.void
+    return undefined
   }
 }
 

@@ -20,12 +20,18 @@ export interface TaskChange {
   readonly at: number
 }
 
-/** A hook; it runs on the transaction's connection and fails the transition if it fails. */
-export type TransitionHook = (change: TaskChange) => Effect.Effect<void, SqlError>
+/**
+ * A hook: what it writes for a change, run on the transaction's connection (it fails the transition
+ * if it fails), or `undefined` when the change is none of its business — decided without I/O, so a
+ * change no hook writes for can go without a transaction of its own (see `plan`).
+ */
+export type TransitionHook = (change: TaskChange) => Effect.Effect<void, SqlError> | undefined
 
 /** The hooks in force: features register theirs when their layer is built. */
 export interface TransitionHooksService {
   readonly register: (hook: TransitionHook) => Effect.Effect<void>
+  /** What the hooks write for a change, in registration order; `undefined` when none writes anything. */
+  readonly plan: (change: TaskChange) => Effect.Effect<void, SqlError> | undefined
   /** Runs every hook on a change, in registration order. */
   readonly run: (change: TaskChange) => Effect.Effect<void, SqlError>
 }
@@ -36,9 +42,18 @@ export class TransitionHooks extends Context.Tag("@genway/gateway/TransitionHook
 /** An empty hook list. */
 export const make = Effect.sync((): TransitionHooksService => {
   const hooks: Array<TransitionHook> = []
+  const plan = (change: TaskChange) => {
+    const writes: Array<Effect.Effect<void, SqlError>> = []
+    for (const hook of hooks) {
+      const write = hook(change)
+      if (write !== undefined) writes.push(write)
+    }
+    return writes.length === 0 ? undefined : writes.length === 1 ? writes[0] : Effect.all(writes, { discard: true })
+  }
   return {
     register: (hook) => Effect.sync(() => void hooks.push(hook)),
-    run: (change) => (hooks.length === 0 ? Effect.void : Effect.forEach(hooks, (hook) => hook(change), { discard: true }))
+    plan,
+    run: (change) => Effect.suspend(() => plan(change) ?? Effect.void)
   }
 })
 

@@ -171,6 +171,11 @@ const make = Effect.gen(function*() {
   const hooks = yield* Effect.serviceOption(TransitionHooks)
   const runHooks = (task: Task, from: Task["status"] | null, at: number) =>
     Option.isNone(hooks) ? Effect.void : hooks.value.run({ task, from, to: task.status, at })
+  /** What the hooks write for a change; `undefined` when they write nothing. */
+  const planHooks = (task: Task, from: Task["status"], at: number) =>
+    Option.isNone(hooks) ? undefined : hooks.value.plan({ task, from, to: task.status, at })
+  // On PostgreSQL a state change and its event are one statement (`withEvent`); SQLite runs two.
+  const eventInStatement = yield* sql.onDialectOrElse({ pg: () => Effect.succeed(true), orElse: () => Effect.succeed(false) })
 
   const event = (taskId: string, at: number, from: string | null, to: string, note: string | null) =>
     sql`INSERT INTO task_events (task_id, at, from_status, to_status, note) VALUES (${taskId}, ${at}, ${from}, ${to}, ${note})`
@@ -308,19 +313,25 @@ const make = Effect.gen(function*() {
    */
   const update = (task: Task, patch: TaskPatch, now: number, note?: string) => {
     const next = { ...task, ...patch }
+    const updatedAt = next.status !== task.status ? now : task.updatedAt
+    // The row was `task` (its version matched) once the update below matches it, so it then is
+    // `next` one version on: built here rather than read back and decoded.
+    const updated: Task = { ...next, updatedAt, version: task.version + 1 }
+    const hookWrites = next.status !== task.status ? planHooks(updated, task.status, now) : undefined
     // A step that changes no state and notes nothing (a poll that found the task still running)
-    // writes one row: that statement is atomic on its own, and a transaction around it would cost
-    // two more statements on the workers' busiest path.
-    const alone = next.status === task.status && note === undefined
+    // writes one row; on PostgreSQL so does a change whose hooks write nothing (the event is in
+    // the same statement). Such a statement is atomic on its own, and a transaction around it
+    // would cost two more round trips on the workers' busiest path.
+    const single = next.status === task.status && note === undefined
+    const alone = single || (eventInStatement && hookWrites === undefined)
     // The update and its event, one statement on PostgreSQL; no event when it matched no row.
     const noted = (update: Statement.Statement<Record<string, unknown>>) =>
-      alone ? update : withEvent(update, task.id, now, task.status, next.status, note ?? null)
+      single ? update : withEvent(update, task.id, now, task.status, next.status, note ?? null)
     return Effect.gen(function*() {
       if (next.status !== task.status && !TaskState.canTransition(task.status, next.status)) {
         yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
         return Option.none<Task>()
       }
-      const updatedAt = next.status !== task.status ? now : task.updatedAt
       const changed = yield* noted(sql`UPDATE tasks SET
           status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
           attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
@@ -332,10 +343,7 @@ const make = Effect.gen(function*() {
         WHERE id = ${task.id} AND version = ${task.version}
         RETURNING id`)
       if (changed.length === 0) return Option.none<Task>()
-      // The row was `task` (its version matched), so it now is `next` one version on: built here
-      // rather than read back and decoded.
-      const updated: Task = { ...next, updatedAt, version: task.version + 1 }
-      if (next.status !== task.status) yield* runHooks(updated, task.status, now)
+      if (hookWrites !== undefined) yield* hookWrites
       return Option.some(updated)
     }).pipe(
       alone ? identity : sql.withTransaction,

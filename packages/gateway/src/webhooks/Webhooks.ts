@@ -173,10 +173,14 @@ const make = Effect.gen(function*() {
     endpointsEpoch++
     knownEndpoints.delete(tenant)
   }
+  const fresh = (tenant: string, now: number) => {
+    const known = knownEndpoints.get(tenant)
+    return known !== undefined && now >= known.at && now - known.at < endpointsTtlMs ? known.rows : undefined
+  }
   const endpointsOf = (tenant: string, now: number) =>
     Effect.suspend(() => {
-      const known = knownEndpoints.get(tenant)
-      if (known !== undefined && now >= known.at && now - known.at < endpointsTtlMs) return Effect.succeed(known.rows)
+      const known = fresh(tenant, now)
+      if (known !== undefined) return Effect.succeed(known)
       const epoch = endpointsEpoch
       return Effect.map(sql`SELECT id, tenant, events FROM webhook_endpoints WHERE tenant = ${tenant} AND deleted_at IS NULL`, (found) => {
         const rows = found.map((r) => ({ id: r.id as string, tenant: r.tenant as string, events: JSON.parse(r.events as string) as Array<string> }))
@@ -189,10 +193,12 @@ const make = Effect.gen(function*() {
     })
 
   // The outbox: runs inside the task store's transaction.
-  yield* hooks.register(({ at, task, to }) =>
-    Effect.gen(function*() {
-      if (to !== "processing" && to !== "completed" && to !== "failed") return
-      const type = `task.${to}`
+  yield* hooks.register(({ at, task, to }) => {
+    if (to !== "processing" && to !== "completed" && to !== "failed") return undefined
+    const type = `task.${to}`
+    // Known (remembered) to have no endpoint for this event: nothing to write.
+    if (fresh(task.tenant, at)?.some((e) => e.events.includes(type)) === false) return undefined
+    return Effect.gen(function*() {
       const endpoints = (yield* endpointsOf(task.tenant, at)).filter((r) => r.events.includes(type))
       if (endpoints.length === 0) return
       const entry = entries.get(task.entryId)
@@ -216,7 +222,7 @@ const make = Effect.gen(function*() {
       const eventId = `msg_${randomUUID().replace(/-/g, "")}`
       for (const e of endpoints) yield* insertDelivery(e, eventId, event, task.id, at)
     })
-  )
+  })
 
   // Endpoints.
 
