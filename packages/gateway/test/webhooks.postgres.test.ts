@@ -17,14 +17,18 @@ import { tempDir } from "./harness.js"
 import * as Pg from "./pg.js"
 import { receiver } from "./receiver.js"
 
+/** Two gateways' services on one private schema, webhooks to loopback allowed. */
+const twoReplicas = Effect.gen(function*() {
+  const { replica } = yield* Pg.privateSchema
+  const dataDir = tempDir()
+  const open = { webhookAllowInsecure: true, webhookAllowPrivate: true }
+  return [yield* Layer.build(replica(dataDir, open)), yield* Layer.build(replica(dataDir, open))] as const
+})
+
 describe.skipIf(!Pg.available("webhooks.postgres.test.ts"))("webhooks on PostgreSQL, two replicas", () => {
   it.scoped("each event is delivered exactly once per endpoint, none lost", () =>
     Effect.gen(function*() {
-      const { replica } = yield* Pg.privateSchema
-      const dataDir = tempDir()
-      const open = { webhookAllowInsecure: true, webhookAllowPrivate: true }
-      const a = yield* Layer.build(replica(dataDir, open))
-      const b = yield* Layer.build(replica(dataDir, open))
+      const [a, b] = yield* twoReplicas
       const hook = yield* receiver()
       const endpoint = yield* Context.get(a, Webhooks).create("t", { url: hook.url, events: ["task.processing", "task.completed"], description: null })
       hook.secret = endpoint.secret
@@ -60,11 +64,7 @@ describe.skipIf(!Pg.available("webhooks.postgres.test.ts"))("webhooks on Postgre
 
   it.scoped("an endpoint registered on one replica reaches another's task changes within 5 s", () =>
     Effect.gen(function*() {
-      const { replica } = yield* Pg.privateSchema
-      const dataDir = tempDir()
-      const open = { webhookAllowInsecure: true, webhookAllowPrivate: true }
-      const a = yield* Layer.build(replica(dataDir, open))
-      const b = yield* Layer.build(replica(dataDir, open))
+      const [a, b] = yield* twoReplicas
       const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
       const task = Pg.sandboxTask(entry, 0)
       yield* Context.get(b, TaskStore).create(task, 0)
