@@ -4,6 +4,7 @@
  * `GATEWAY_TEST_DATABASE_URL` (set by .ci/run); without it these tests are skipped, saying so.
  */
 import { Registry } from "@genway/registry"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -75,6 +76,9 @@ describe.skipIf(!Pg.available("postgres.test.ts"))("PostgreSQL, several replicas
       // replay and a change that lost the compare-and-set have none.
       const trail = Effect.map(store.events(first.task.id), (events) => events.map((e) => `${e.from}→${e.to}:${e.note}`))
       assert.deepStrictEqual(yield* trail, ["null→pending:created"])
+      // Without a budget to check, the create is one statement here, the ledger's reservation in it.
+      const sql = Context.get(ctx, SqlClient.SqlClient)
+      assert.deepStrictEqual((yield* sql`SELECT state FROM usage_ledger WHERE id = ${first.task.id}`).map((r) => r.state), ["reserved"])
       const moved = yield* store.update(first.task, { status: "processing" }, 1)
       assert.isTrue(Option.isSome(moved))
       const stale = yield* store.update(first.task, { status: "failed" }, 2)

@@ -235,7 +235,7 @@ export const hook = (entries: () => ReadonlyArray<ModelEntry.ModelEntry>, sql: S
     if (byId.size === 0) for (const e of entries()) byId.set(e.id, e)
     return byId.get(id)
   }
-  return ({ at, from, task, to }: { readonly task: Task; readonly from: Task["status"] | null; readonly to: Task["status"]; readonly at: number }): Effect.Effect<void, SqlError> | undefined => {
+  return ({ at, from, task, to }: { readonly task: Task; readonly from: Task["status"] | null; readonly to: Task["status"]; readonly at: number }): Effect.Effect<unknown, SqlError> | undefined => {
     if (from === null) {
       const entry = entryOf(task.entryId)
       const units = expectedUnits(entry?.billing, parseBody(task.request))
@@ -247,7 +247,7 @@ export const hook = (entries: () => ReadonlyArray<ModelEntry.ModelEntry>, sql: S
         ${task.id}, 'task', ${task.tenant}, ${keyId}, ${task.entryId}, ${unitOf(entry?.billing)},
         ${JSON.stringify(entry?.price ?? {})}, 'reserved', ${units.seconds}, ${units.images},
         ${costMicros(entry?.price, units)}, 0, ${at}
-      )`.pipe(Effect.asVoid)
+      )`
     }
     if (to === "completed") {
       const entry = entryOf(task.entryId)

@@ -23,14 +23,18 @@ export interface TaskChange {
 /**
  * A hook: what it writes for a change, run on the transaction's connection (it fails the transition
  * if it fails), or `undefined` when the change is none of its business — decided without I/O, so a
- * change no hook writes for can go without a transaction of its own (see `plan`).
+ * change no hook writes for can go without a transaction of its own (see `plan`). A write that is
+ * one SQL statement (an `@effect/sql` statement, not piped) may be run inside the change's own
+ * statement on PostgreSQL (see `writes`).
  */
-export type TransitionHook = (change: TaskChange) => Effect.Effect<void, SqlError> | undefined
+export type TransitionHook = (change: TaskChange) => Effect.Effect<unknown, SqlError> | undefined
 
 /** The hooks in force: features register theirs when their layer is built. */
 export interface TransitionHooksService {
   readonly register: (hook: TransitionHook) => Effect.Effect<void>
-  /** What the hooks write for a change, in registration order; `undefined` when none writes anything. */
+  /** What each hook writes for a change, in registration order (empty when none writes anything). */
+  readonly writes: (change: TaskChange) => ReadonlyArray<Effect.Effect<unknown, SqlError>>
+  /** The hooks' writes for a change as one effect; `undefined` when none writes anything. */
   readonly plan: (change: TaskChange) => Effect.Effect<void, SqlError> | undefined
   /** Runs every hook on a change, in registration order. */
   readonly run: (change: TaskChange) => Effect.Effect<void, SqlError>
@@ -42,16 +46,21 @@ export class TransitionHooks extends Context.Tag("@genway/gateway/TransitionHook
 /** An empty hook list. */
 export const make = Effect.sync((): TransitionHooksService => {
   const hooks: Array<TransitionHook> = []
-  const plan = (change: TaskChange) => {
-    const writes: Array<Effect.Effect<void, SqlError>> = []
+  const writes = (change: TaskChange) => {
+    const out: Array<Effect.Effect<unknown, SqlError>> = []
     for (const hook of hooks) {
       const write = hook(change)
-      if (write !== undefined) writes.push(write)
+      if (write !== undefined) out.push(write)
     }
-    return writes.length === 0 ? undefined : writes.length === 1 ? writes[0] : Effect.all(writes, { discard: true })
+    return out
+  }
+  const plan = (change: TaskChange) => {
+    const all = writes(change)
+    return all.length === 0 ? undefined : Effect.all(all, { discard: true })
   }
   return {
     register: (hook) => Effect.sync(() => void hooks.push(hook)),
+    writes,
     plan,
     run: (change) => Effect.suspend(() => plan(change) ?? Effect.void)
   }

@@ -6,7 +6,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
+import * as Statement from "@effect/sql/Statement"
 import { TaskInfo, TaskState } from "@genway/core"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -169,8 +169,6 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Optional, so a store built without the hooks layer (tools, tests) simply has none.
   const hooks = yield* Effect.serviceOption(TransitionHooks)
-  const runHooks = (task: Task, from: Task["status"] | null, at: number) =>
-    Option.isNone(hooks) ? Effect.void : hooks.value.run({ task, from, to: task.status, at })
   /** What the hooks write for a change; `undefined` when they write nothing. */
   const planHooks = (task: Task, from: Task["status"], at: number) =>
     Option.isNone(hooks) ? undefined : hooks.value.plan({ task, from, to: task.status, at })
@@ -243,7 +241,28 @@ const make = Effect.gen(function*() {
         reportedSeconds: null,
         version: 0
       }
-      const insert = sql.withTransaction(Effect.gen(function*() {
+      const row = sql`INSERT INTO tasks (
+          id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
+          upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version, key_id
+        ) VALUES (
+          ${task.id}, ${task.tenant}, ${task.entryId}, ${task.vendor}, ${task.mode}, 'pending', ${task.request},
+          ${JSON.stringify(task.hints)}, ${task.idempotencyKey}, ${task.requestHash}, ${task.upstreamModel}, 'new', 0,
+          ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0, ${task.keyId ?? null}
+        ) RETURNING id`
+      const hookWrites = Option.isNone(hooks) ? [] : hooks.value.writes({ task: created, from: null, to: "pending", at: now })
+      // On PostgreSQL a create with nothing to check first (no budget to guard, no in-flight limit)
+      // whose hooks write single statements is one statement: the task, its first event and those
+      // writes in one `WITH`, atomic without a transaction — one round trip where `BEGIN`, the
+      // task, the ledger's reservation and `COMMIT` were four.
+      const statements = hookWrites.filter(Statement.isFragment)
+      const oneStatement = eventInStatement && task.guard === undefined && !(task.keyId != null && task.maxInFlight != null) &&
+        statements.length === hookWrites.length
+      const insert = oneStatement
+        ? sql`WITH written AS (${row}), event AS (INSERT INTO task_events (task_id, at, from_status, to_status, note)
+            SELECT id, ${now}, ${null}, 'pending', 'created' FROM written)${
+          statements.reduce((ctes, write, i) => sql`${ctes}, ${sql(`hook_${i}`)} AS (${write})`, sql``)
+        } SELECT id FROM written`
+        : sql.withTransaction(Effect.gen(function*() {
         // max_in_flight: counted under a per-key lock (SQLite has one writer), so exact across replicas.
         if (task.keyId != null && task.maxInFlight != null) {
           yield* sql.onDialectOrElse({ pg: () => sql`SELECT pg_advisory_xact_lock(hashtext(${task.keyId}))`, orElse: () => Effect.void })
@@ -251,15 +270,8 @@ const make = Effect.gen(function*() {
           if (Number(open[0]?.n ?? 0) >= task.maxInFlight) return yield* new InFlightExceeded({ limit: task.maxInFlight })
         }
         if (task.guard !== undefined) yield* Effect.provideService(task.guard, SqlClient.SqlClient, sql)
-        yield* withEvent(sql`INSERT INTO tasks (
-          id, tenant, entry_id, vendor, mode, status, request, hints, idempotency_key, request_hash,
-          upstream_model, submit_state, attempts, next_run_at, deadline_at, created_at, updated_at, version, key_id
-        ) VALUES (
-          ${task.id}, ${task.tenant}, ${task.entryId}, ${task.vendor}, ${task.mode}, 'pending', ${task.request},
-          ${JSON.stringify(task.hints)}, ${task.idempotencyKey}, ${task.requestHash}, ${task.upstreamModel}, 'new', 0,
-          ${now}, ${task.deadlineAt}, ${task.createdAt}, ${now}, 0, ${task.keyId ?? null}
-        ) RETURNING id`, task.id, now, null, "pending", "created")
-        yield* runHooks(created, null, now)
+        yield* withEvent(row, task.id, now, null, "pending", "created")
+        for (const write of hookWrites) yield* write
       }))
       // Two creates racing with one idempotency key: the unique index lets one in; the other
       // answers as a repeat (or a conflict) of the winner.
