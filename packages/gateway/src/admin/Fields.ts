@@ -41,7 +41,9 @@ export const checkModels = (v: unknown, entries: ReadonlyArray<ModelEntry.ModelE
   }
   for (const [i, p] of v.entries()) {
     if (typeof p !== "string" || !modelPattern.test(p)) {
-      return { param: `models[${i}]`, message: "must be an entry id as /v1/models lists it, e.g. vendor-b/* or vendor-d/image-model-2.5-flash-image-preview" }
+      const example = entries[0]
+      const e_g = example === undefined ? "" : `, e.g. ${example.vendor}/* or ${example.id}`
+      return { param: `models[${i}]`, message: `must be an entry id as /v1/models lists it${e_g}` }
     }
     if (!entries.some((e) => Limits.allows({ tenant: "", keyId: "", models: [p] }, e.id))) {
       return { param: `models[${i}]`, message: `matches no model: ${p} (see GET /v1/models for the entry ids)` }

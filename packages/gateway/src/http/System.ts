@@ -84,7 +84,7 @@ export const models = Effect.gen(function*() {
 })
 
 /**
- * An entry by the id `/v1/models` lists (`vendor-d/image-model-2.5-flash-image-preview`) or by its
+ * An entry by the id `/v1/models` lists (`<vendor>/<model>`) or by its
  * bare model name when no other entry shares it.
  */
 export const findEntry = (entries: ReadonlyArray<ModelEntry.ModelEntry>, name: string): ModelEntry.ModelEntry | undefined => {

@@ -67,7 +67,7 @@ const Override = expecting(
 
 const OverridesFile = expecting(
   Schema.Record({ key: Schema.String, value: Override }),
-  'an object keyed by entry id (as GET /v1/models lists them), e.g. {"vendor-b/vid2.5-t2v-preview": {"enabled": false}}',
+  `an object keyed by entry id (as GET /v1/models lists them), e.g. {"${Registry.entries[0]?.id ?? "<vendor>/<model>"}": {"enabled": false}}`,
   false
 )
 
@@ -128,7 +128,7 @@ export const layer = Layer.effect(
     if (applied.unknown.length > 0) {
       return yield* new ModelsFileError({
         message: `GATEWAY_MODELS_FILE ${settings.modelsFile.value} names unknown entries: ${applied.unknown.join(", ")} ` +
-          `(entry ids are as GET /v1/models lists them, e.g. ${Registry.entries[0]?.id ?? "vendor-b/vid2.5-t2v-preview"})`
+          `(entry ids are as GET /v1/models lists them, e.g. ${Registry.entries[0]?.id ?? "<vendor>/<model>"})`
       })
     }
     return { entries: applied.entries }
