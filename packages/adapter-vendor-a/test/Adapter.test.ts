@@ -197,37 +197,6 @@ describe("vendor-a videos: failures", () => {
       assert.strictEqual(failed._tag, "Retryable")
     }))
 
-  it.scoped("a create accepted but answered by a dropped connection is OutcomeUnknown, sent once", () =>
-    Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "Drop", afterAccept: true })
-      const error = yield* Effect.flip(adapter.submit(task({ prompt: "p" })))
-      assert.strictEqual(error._tag, "OutcomeUnknown")
-      assertClean(error, emulator)
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-      assert.lengthOf((yield* emulator.requests).filter((r) => r.kind === "submit"), 1)
-    }))
-
-  it.scoped("a create accepted but answered with broken JSON is OutcomeUnknown", () =>
-    Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "MalformedJson" })
-      const error = yield* Effect.flip(adapter.submit(task({ prompt: "p" })))
-      assert.strictEqual(error._tag, "OutcomeUnknown")
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-    }))
-
-  it.scoped("a dropped poll is Retryable", () =>
-    Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      const t = task({ prompt: "p" })
-      const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "Drop" })
-      const error = yield* Effect.flip(adapter.poll(submitted(t, ref)))
-      assert.strictEqual(error._tag, "Retryable")
-      assertClean(error, emulator)
-    }))
-
   it.scoped("a slow create times out as OutcomeUnknown, a slow poll as Retryable", () =>
     Effect.gen(function*() {
       const { adapter, emulator } = yield* setup({}, { timeouts: { submit: "10 seconds", poll: "5 seconds" } })

@@ -14,10 +14,13 @@ for (
     faults: {
       rateLimited: (seconds) => ({ _tag: "RateLimited", retryAfterSeconds: seconds }),
       unavailable: { _tag: "Unavailable" },
+      unavailableFor: (seconds) => ({ _tag: "Unavailable", retryAfterSeconds: seconds }),
+      serverError: { _tag: "HttpError", status: 500, code: "server_error", message: "oops" },
       malformedJson: { _tag: "MalformedJson" },
       unknownState: { _tag: "UnknownStatus" },
       refuse: (message) => ({ _tag: "HttpError", status: 400, code: "invalid_value", message }),
-      failTask: (message) => ({ _tag: "FailTask", message })
+      failTask: (message) => ({ _tag: "FailTask", message }),
+      drop: (afterAccept) => ({ _tag: "Drop", afterAccept })
     }
   })
 ) it.scoped(`vendor-a contract: ${c.name}`, () => c.run, 30_000)

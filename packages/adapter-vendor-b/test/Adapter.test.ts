@@ -2,7 +2,6 @@ import { FetchHttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { SampleMedia, type VendorAdapter } from "@genway/core"
 import * as Chunk from "effect/Chunk"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
@@ -191,44 +190,6 @@ describe("vendor-b adapter against the emulator", () => {
     })))
 
   // A 429 on submit, 503 and malformed answers on poll, unknown states and leaks: adapter-kit's ContractCases (Contract.test.ts).
-  it.scoped("a 503 on poll is Retryable with its Retry-After hint, a 500 too; the submit is not resent", () =>
-    live(Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      const t = task(t2v, { prompt: "p" })
-      const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "Unavailable", retryAfterSeconds: 3 })
-      const overloaded = yield* Effect.flip(adapter.poll(polled(t, ref)))
-      assert(overloaded._tag === "Retryable")
-      assert.deepStrictEqual(Duration.decode(overloaded.retryAfter!), Duration.seconds(3))
-      yield* emulator.inject("poll", { _tag: "HttpError", status: 500, code: "InternalError", message: "oops" })
-      assert.strictEqual((yield* Effect.flip(adapter.poll(polled(t, ref))))._tag, "Retryable")
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-    })))
-
-  it.scoped("a connection dropped after the vendor accepted the submit is OutcomeUnknown, never resent", () =>
-    live(Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "Drop", afterAccept: true })
-      const error = yield* Effect.flip(adapter.submit(task(t2v, { prompt: "p" })))
-      assert.strictEqual(error._tag, "OutcomeUnknown")
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-      assert.strictEqual((yield* emulator.requests).length, 1)
-      assert.isUndefined(adapter.reconcile)
-    })))
-
-  it.scoped("malformed JSON is OutcomeUnknown on an accepted submit and Retryable on poll", () =>
-    live(Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "MalformedJson" })
-      assert.strictEqual((yield* Effect.flip(adapter.submit(task(t2v, { prompt: "p" }))))._tag, "OutcomeUnknown")
-      const t = task(t2v, { prompt: "p" })
-      const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "MalformedJson" })
-      assert.strictEqual((yield* Effect.flip(adapter.poll(polled(t, ref))))._tag, "Retryable")
-      yield* emulator.inject("poll", { _tag: "Drop" })
-      assert.strictEqual((yield* Effect.flip(adapter.poll(polled(t, ref))))._tag, "Retryable")
-    })))
-
   it.scoped("a poll without an answer in time is Retryable", () =>
     live(Effect.gen(function*() {
       const { adapter, emulator } = yield* setup()

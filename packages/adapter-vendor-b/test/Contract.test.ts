@@ -14,10 +14,13 @@ for (
     faults: {
       rateLimited: (seconds) => ({ _tag: "RateLimited", retryAfterSeconds: seconds }),
       unavailable: { _tag: "Unavailable" },
+      unavailableFor: (seconds) => ({ _tag: "Unavailable", retryAfterSeconds: seconds }),
+      serverError: { _tag: "HttpError", status: 500, code: "InternalError", message: "oops" },
       malformedJson: { _tag: "MalformedJson" },
       unknownState: { _tag: "ReportStatus" },
       refuse: (message) => ({ _tag: "HttpError", status: 400, code: "InvalidParameter", message }),
-      failTask: (message) => ({ _tag: "FailTask", code: "InternalError", message })
+      failTask: (message) => ({ _tag: "FailTask", code: "InternalError", message }),
+      drop: (afterAccept) => ({ _tag: "Drop", afterAccept })
     }
   })
 ) it.scoped(`vendor-b contract: ${c.name}`, () => c.run, 30_000)

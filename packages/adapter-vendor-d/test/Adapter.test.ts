@@ -169,34 +169,6 @@ describe("vendor-d long-running: failures", () => {
       assertClean(limited, emulator)
     }))
 
-  it.scoped("a 500 on poll is Retryable", () =>
-    Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      const t = task({ prompt: "p" })
-      const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "HttpError", status: 500 })
-      assert.strictEqual((yield* Effect.flip(adapter.poll(submitted(t, ref))))._tag, "Retryable")
-    }))
-
-  it.scoped("a create accepted but answered by a dropped connection is OutcomeUnknown, sent once", () =>
-    Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "Drop", afterAccept: true })
-      const error = yield* Effect.flip(adapter.submit(task({ prompt: "p" })))
-      assert.strictEqual(error._tag, "OutcomeUnknown")
-      assertClean(error, emulator)
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-      assert.lengthOf((yield* emulator.requests).filter((r) => r.kind === "submit"), 1)
-    }))
-
-  it.scoped("a create accepted but answered with broken JSON is OutcomeUnknown", () =>
-    Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "MalformedJson" })
-      assert.strictEqual((yield* Effect.flip(adapter.submit(task({ prompt: "p" }))))._tag, "OutcomeUnknown")
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-    }))
-
   it.scoped("dropped polls and downloads are Retryable", () =>
     Effect.gen(function*() {
       const { adapter, emulator } = yield* setup({ completeOnPoll: 1 })

@@ -14,10 +14,12 @@ for (
     faults: {
       rateLimited: (seconds) => ({ _tag: "RateLimited", retryDelaySeconds: seconds }),
       unavailable: { _tag: "Unavailable" },
+      serverError: { _tag: "HttpError", status: 500, statusName: "INTERNAL", message: "oops" },
       malformedJson: { _tag: "MalformedJson" },
       unknownState: { _tag: "UnknownStatus" },
       refuse: (message) => ({ _tag: "HttpError", status: 400, statusName: "INVALID_ARGUMENT", message }),
-      failTask: (message) => ({ _tag: "FailTask", message })
+      failTask: (message) => ({ _tag: "FailTask", message }),
+      drop: (afterAccept) => ({ _tag: "Drop", afterAccept })
     }
   })
 ) it.scoped(`vendor-d contract: ${c.name}`, () => c.run, 30_000)

@@ -2,7 +2,6 @@ import { FetchHttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { SampleMedia, type VendorAdapter } from "@genway/core"
 import * as Chunk from "effect/Chunk"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
@@ -110,26 +109,6 @@ describe("vendor-e adapter against the emulator", () => {
     })))
 
   // A 429 on submit, 503 and malformed answers on poll, unknown states and leaks: adapter-kit's ContractCases (Contract.test.ts).
-  it.scoped("a 503 on poll is Retryable with its Retry-After hint", () =>
-    live(Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      const t = task(spark, { prompt: "p" })
-      const { ref } = yield* adapter.submit(t)
-      yield* emulator.inject("poll", { _tag: "Unavailable", retryAfterSeconds: 2 })
-      const busy = yield* Effect.flip(adapter.poll(polled(t, ref)))
-      assert(busy._tag === "Retryable")
-      assert.strictEqual(Duration.toMillis(busy.retryAfter!), 2_000)
-    })))
-
-  it.scoped("a connection dropped after acceptance is OutcomeUnknown and nothing is resent", () =>
-    live(Effect.gen(function*() {
-      const { adapter, emulator } = yield* setup()
-      yield* emulator.inject("submit", { _tag: "Drop", afterAccept: true })
-      assert.strictEqual((yield* Effect.flip(adapter.submit(task(spark, { prompt: "p" }))))._tag, "OutcomeUnknown")
-      assert.strictEqual(yield* emulator.acceptedSubmits, 1)
-      assert.strictEqual((yield* emulator.requests).length, 1)
-    })))
-
   it.scoped("malformed JSON, dropped polls, slow polls and unknown states", () =>
     live(Effect.gen(function*() {
       const { adapter, emulator } = yield* setup()

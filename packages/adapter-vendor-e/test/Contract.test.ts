@@ -14,10 +14,13 @@ for (
     faults: {
       rateLimited: (seconds) => ({ _tag: "RateLimited", retryAfterSeconds: seconds }),
       unavailable: { _tag: "Unavailable" },
+      unavailableFor: (seconds) => ({ _tag: "Unavailable", retryAfterSeconds: seconds }),
+      serverError: { _tag: "HttpError", status: 500, detail: "oops" },
       malformedJson: { _tag: "MalformedJson" },
       unknownState: { _tag: "ReportStatus" },
       refuse: (detail) => ({ _tag: "HttpError", status: 400, detail, param: "prompt" }),
-      failTask: (detail) => ({ _tag: "FailTask", detail })
+      failTask: (detail) => ({ _tag: "FailTask", detail }),
+      drop: (afterAccept) => ({ _tag: "Drop", afterAccept })
     }
   })
 ) it.scoped(`vendor-e contract: ${c.name}`, () => c.run, 30_000)

@@ -68,6 +68,10 @@ export interface Faults<F> {
   readonly rateLimited: (seconds: number) => F
   /** A 503. */
   readonly unavailable: F
+  /** A 503 with a `Retry-After`-like hint of `seconds`, for vendors that give one. */
+  readonly unavailableFor?: (seconds: number) => F
+  /** A 500 in the vendor's error envelope. */
+  readonly serverError: F
   /** A 200 whose body is cut off. */
   readonly malformedJson: F
   /** A poll reporting a state the vendor never documented. */
@@ -76,6 +80,8 @@ export interface Faults<F> {
   readonly refuse: (text: string) => F
   /** A poll finding the task failed with `text` as the vendor's message. */
   readonly failTask: (text: string) => F
+  /** The connection cut without an answer; with `afterAccept`, a submit is accepted (and counted) first. */
+  readonly drop: (afterAccept: boolean) => F
 }
 
 /** What the cases are about. */
@@ -126,13 +132,45 @@ export const cases = <F>(options: ContractOptions<F>): ReadonlyArray<ContractCas
       })
     },
     {
-      name: "a 503 or a malformed answer on poll is retryable",
+      name: "a 503 (with its hint where the vendor gives one), a 500 or a malformed answer on poll is retryable; the submit is not resent",
       run: Effect.gen(function*() {
         const subject = yield* setup
         const t = yield* submitted(subject)
         yield* subject.inject("poll", faults.unavailable)
         assert.equal((yield* Effect.flip(subject.adapter.poll(t)))._tag, "Retryable")
+        if (faults.unavailableFor !== undefined) {
+          yield* subject.inject("poll", faults.unavailableFor(3))
+          const busy = yield* Effect.flip(subject.adapter.poll(t))
+          assert.ok(busy._tag === "Retryable" && busy.retryAfter !== undefined, "the hint is kept")
+          if (busy._tag === "Retryable" && busy.retryAfter !== undefined) {
+            assert.equal(Math.round(Duration.toSeconds(Duration.decode(busy.retryAfter))), 3)
+          }
+        }
+        yield* subject.inject("poll", faults.serverError)
+        assert.equal((yield* Effect.flip(subject.adapter.poll(t)))._tag, "Retryable")
         yield* subject.inject("poll", faults.malformedJson)
+        assert.equal((yield* Effect.flip(subject.adapter.poll(t)))._tag, "Retryable")
+        assert.equal(yield* subject.acceptedSubmits, 1)
+      })
+    },
+    {
+      name: "a create accepted but answered by a cut connection or broken JSON is OutcomeUnknown, sent once",
+      run: Effect.gen(function*() {
+        const subject = yield* setup
+        yield* subject.inject("submit", faults.drop(true))
+        assert.equal((yield* Effect.flip(subject.adapter.submit(task())))._tag, "OutcomeUnknown")
+        assert.equal(yield* subject.acceptedSubmits, 1)
+        yield* subject.inject("submit", faults.malformedJson)
+        assert.equal((yield* Effect.flip(subject.adapter.submit(task())))._tag, "OutcomeUnknown")
+        assert.equal(yield* subject.acceptedSubmits, 2)
+      })
+    },
+    {
+      name: "a poll whose connection is cut is retryable",
+      run: Effect.gen(function*() {
+        const subject = yield* setup
+        const t = yield* submitted(subject)
+        yield* subject.inject("poll", faults.drop(false))
         assert.equal((yield* Effect.flip(subject.adapter.poll(t)))._tag, "Retryable")
       })
     },
