@@ -508,6 +508,14 @@ describe("log lines", () => {
     assert.strictEqual(writes[0]!.split("\n").length, 3)
   })
 
+  it("a log pipe that breaks (EPIPE) does not end the process; the next lines are written as before", async () => {
+    const epipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE", errno: -32, syscall: "write" })
+    // With no listener, emitting `error` throws: the process would end on an uncaught exception.
+    assert.doesNotThrow(() => process.stdout.emit("error", epipe))
+    const { writes } = await writesOf(() => logAll(Logging.jsonLogger(false), 1))
+    assert.strictEqual(writes.length, 1)
+  })
+
   it("releasing the logger layer writes the lines still batched (the last lines of a shutdown)", async () => {
     await capturingStdout(async (writes) => {
       // Resolves before the next turn of the event loop, when the batch would otherwise leave.

@@ -75,6 +75,11 @@ export const flush = (): void => {
 
 process.once("exit", flush)
 
+// A stdout whose reader went away (a log pipe closed under the process: EPIPE) raises an `error`
+// event on the stream; unhandled, it would end the gateway. The lines it cannot take are lost, as
+// they would be anyway; requests and tasks go on.
+process.stdout.on("error", () => {})
+
 /**
  * Writes the batched lines and waits (at most `ms`) until stdout has handed everything to the
  * system: a process that exits right after can otherwise drop what a slow pipe reader has not
