@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { Settings } from "./Config.js"
+import * as Remembered from "./Remembered.js"
 
 /** Who is calling, with the key's scopes and limits (absent or null: unlimited). */
 export interface Principal {
@@ -114,33 +115,26 @@ const make = Effect.gen(function*() {
   // a key revoked on another replica stops working within this window. Expiry (and the end of a
   // rotation's grace) is checked on every request against the remembered time, so it is exact.
   const cacheTtlMs = 5_000
-  const cache = new Map<string, { readonly principal: Option.Option<Principal>; readonly until: number }>()
+  const tokens = Remembered.make<Option.Option<Principal>>(cacheTtlMs)
 
   // Keys and tenants found without a budget, remembered for the same window: their creates and
   // E1/E2 requests then skip the budget lookup. Every budget written through this service forgets
   // them all at once; one written by another replica (or the CLI) applies here within the window.
   // A budget found is never remembered: it is read again, with its spending, every time.
   // A lookup that began before a budget was written here is not remembered (`budgetEpoch`).
-  const unbudgeted = new Map<string, number>()
-  let epoch = 0
+  const unbudgeted = Remembered.make<true>(cacheTtlMs)
   const budgetKey = (tenant: string, keyId: string) => `${tenant}\u0000${keyId}`
-  const forgetBudgets = () => {
-    epoch++
-    unbudgeted.clear()
-  }
+  const forgetBudgets = () => unbudgeted.forget()
 
   /** Whether the key and its tenant were found without a budget less than the window ago. */
-  const budgetFree = (tenant: string, keyId: string, now: number): boolean => (unbudgeted.get(budgetKey(tenant, keyId)) ?? 0) > now
+  const budgetFree = (tenant: string, keyId: string, now: number): boolean => unbudgeted.get(budgetKey(tenant, keyId), now) === true
 
   /** Counts the budget writes made here: read it before a lookup, pass it to `noteBudgetFree`. */
-  const budgetEpoch = (): number => epoch
+  const budgetEpoch = (): number => unbudgeted.epoch()
 
   /** Remembers that the key and its tenant have no budget, unless a budget was written since `since`. */
-  const noteBudgetFree = (tenant: string, keyId: string, now: number, since: number): void => {
-    if (since !== epoch) return
-    if (unbudgeted.size > 10_000) unbudgeted.clear()
-    unbudgeted.set(budgetKey(tenant, keyId), now + cacheTtlMs)
-  }
+  const noteBudgetFree = (tenant: string, keyId: string, now: number, since: number): void =>
+    unbudgeted.remember(budgetKey(tenant, keyId), true, now, since)
 
   /** Resolves a presented token: its principal, an expired token, or an unknown one. */
   const resolve = (token: string): Effect.Effect<Verdict> =>
@@ -151,11 +145,10 @@ const make = Effect.gen(function*() {
       const fromEnv = bootstrap.get(hex)
       if (fromEnv !== undefined) return { _tag: "Ok", principal: fromEnv } as const
       const now = yield* Clock.currentTimeMillis
-      const cached = cache.get(hex)
-      let principal: Option.Option<Principal>
-      if (cached !== undefined && cached.until > now) {
-        principal = cached.principal
-      } else {
+      let principal = tokens.get(hex, now)
+      if (principal === undefined) {
+        // A revocation or rotation through this replica during the lookup is not undone by it.
+        const since = tokens.epoch()
         const rows = yield* sql`SELECT id, tenant, hash, previous_hash, previous_expires_at, models, rpm, max_in_flight, expires_at
           FROM api_keys WHERE (hash = ${hex} OR previous_hash = ${hex}) AND revoked_at IS NULL`.pipe(Effect.orDie)
         principal = Option.none()
@@ -176,8 +169,7 @@ const make = Effect.gen(function*() {
           })
           break
         }
-        if (cache.size > 10_000) cache.clear()
-        cache.set(hex, { principal, until: now + cacheTtlMs })
+        tokens.remember(hex, principal, now, since)
       }
       if (Option.isNone(principal)) return { _tag: "Unknown" } as const
       const expiresAt = principal.value.expiresAt
@@ -240,7 +232,7 @@ const make = Effect.gen(function*() {
       if (patch.budgetUsd !== undefined) set.budget_usd = patch.budgetUsd
       if (patch.budgetPeriod !== undefined) set.budget_period = patch.budgetPeriod
       const rows = yield* sql`UPDATE api_keys SET ${sql.update(set)} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
-      cache.clear()
+      tokens.forget()
       forgetBudgets()
       if (rows.length === 0) return Option.none<KeyInfo>()
       return yield* find(id)
@@ -259,7 +251,7 @@ const make = Effect.gen(function*() {
           previous_expires_at = ${graceSeconds > 0 ? previousExpiresAt : null},
           hash = ${sha256(token).toString("hex")}, prefix = ${token.slice(0, 8)}, updated_at = ${now}
         WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
-      cache.clear()
+      tokens.forget()
       if (rows.length === 0) return Option.none<{ id: string; token: Redacted.Redacted<string>; previousTokenExpiresAt: number }>()
       return Option.some({ id, token: Redacted.make(token), previousTokenExpiresAt: previousExpiresAt })
     })
@@ -269,7 +261,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`
-      cache.clear()
+      tokens.forget()
       return rows.length > 0
     })
 

@@ -36,8 +36,6 @@ export interface TransitionHooksService {
   readonly writes: (change: TaskChange) => ReadonlyArray<Effect.Effect<unknown, SqlError>>
   /** The hooks' writes for a change as one effect; `undefined` when none writes anything. */
   readonly plan: (change: TaskChange) => Effect.Effect<void, SqlError> | undefined
-  /** Runs every hook on a change, in registration order. */
-  readonly run: (change: TaskChange) => Effect.Effect<void, SqlError>
 }
 
 /** The transition hooks of one gateway. */
@@ -61,8 +59,7 @@ export const make = Effect.sync((): TransitionHooksService => {
   return {
     register: (hook) => Effect.sync(() => void hooks.push(hook)),
     writes,
-    plan,
-    run: (change) => Effect.suspend(() => plan(change) ?? Effect.void)
+    plan
   }
 })
 

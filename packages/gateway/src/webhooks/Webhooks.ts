@@ -25,6 +25,7 @@ import { Webhook } from "standardwebhooks"
 import { Agent, request } from "undici"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
+import * as Remembered from "../platform/Remembered.js"
 import { TransitionHooks } from "../tasks/Hooks.js"
 import { taskInfo } from "../tasks/Http.js"
 import { signResult, taskUrl } from "../tasks/Envelope.js"
@@ -160,34 +161,23 @@ const make = Effect.gen(function*() {
         ${JSON.stringify(event)}, 'pending', 0, ${now}, ${now})`
 
   /**
-   * Each tenant's endpoints, remembered for `endpointsTtlMs` after they were read: the hook below
+   * Each tenant's endpoints, remembered for 5 s after they were read: the hook below
    * runs on every task's processing, completed and failed changes, and most tenants have no
    * endpoint. An endpoint created or deleted through this gateway takes effect at once (the
    * tenant's entry is forgotten; a lookup that began before the write is not remembered); one
    * created or deleted through another replica, within the same 5 s (README "Webhooks").
    */
-  const endpointsTtlMs = 5_000
-  const knownEndpoints = new Map<string, { readonly at: number; readonly rows: ReadonlyArray<{ readonly id: string; readonly tenant: string; readonly events: ReadonlyArray<string> }> }>()
-  let endpointsEpoch = 0
-  const forgetEndpoints = (tenant: string) => {
-    endpointsEpoch++
-    knownEndpoints.delete(tenant)
-  }
-  const fresh = (tenant: string, now: number) => {
-    const known = knownEndpoints.get(tenant)
-    return known !== undefined && now >= known.at && now - known.at < endpointsTtlMs ? known.rows : undefined
-  }
+  type KnownEndpoint = { readonly id: string; readonly tenant: string; readonly events: ReadonlyArray<string> }
+  const knownEndpoints = Remembered.make<ReadonlyArray<KnownEndpoint>>(5_000)
+  const forgetEndpoints = (tenant: string) => knownEndpoints.forget(tenant)
   const endpointsOf = (tenant: string, now: number) =>
     Effect.suspend(() => {
-      const known = fresh(tenant, now)
+      const known = knownEndpoints.get(tenant, now)
       if (known !== undefined) return Effect.succeed(known)
-      const epoch = endpointsEpoch
+      const since = knownEndpoints.epoch()
       return Effect.map(sql`SELECT id, tenant, events FROM webhook_endpoints WHERE tenant = ${tenant} AND deleted_at IS NULL`, (found) => {
-        const rows = found.map((r) => ({ id: r.id as string, tenant: r.tenant as string, events: JSON.parse(r.events as string) as Array<string> }))
-        if (epoch === endpointsEpoch) {
-          if (knownEndpoints.size >= 10_000) knownEndpoints.clear()
-          knownEndpoints.set(tenant, { at: now, rows })
-        }
+        const rows = found.map((r): KnownEndpoint => ({ id: r.id as string, tenant: r.tenant as string, events: JSON.parse(r.events as string) as Array<string> }))
+        knownEndpoints.remember(tenant, rows, now, since)
         return rows
       })
     })
@@ -197,7 +187,7 @@ const make = Effect.gen(function*() {
     if (to !== "processing" && to !== "completed" && to !== "failed") return undefined
     const type = `task.${to}`
     // Known (remembered) to have no endpoint for this event: nothing to write.
-    if (fresh(task.tenant, at)?.some((e) => e.events.includes(type)) === false) return undefined
+    if (knownEndpoints.get(task.tenant, at)?.some((e) => e.events.includes(type)) === false) return undefined
     return Effect.gen(function*() {
       const endpoints = (yield* endpointsOf(task.tenant, at)).filter((r) => r.events.includes(type))
       if (endpoints.length === 0) return
