@@ -11,6 +11,7 @@ import type { VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { createServer } from "node:http"
@@ -22,7 +23,6 @@ import * as BodyLimits from "./http/Limits.js"
 import * as DataDirLock from "./platform/DataDirLock.js"
 import * as Drain from "./http/Drain.js"
 import * as Server from "./http/Server.js"
-import * as ServerTiming from "./http/ServerTiming.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
 import * as Limits from "./platform/Limits.js"
 import * as MediaStore from "./platform/MediaStore.js"
@@ -65,7 +65,7 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
  * any client the embedding program (or a test) provides for itself.
  */
 export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = Upstream.layer(Vendors.vendorIds).pipe(
-  Layer.provide(ServerTiming.layerTimedClient(NodeHttpClient.layerUndici))
+  Layer.provide(NodeHttpClient.layerUndici)
 )
 
 /** The services of a gateway without background fibers: stores, registry, vendors, scheduler. */
@@ -106,7 +106,13 @@ export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const listener = NodeHttpServer.layer(() => server, { port: settings.port, host: settings.host }).pipe(
     Layer.catchAll((e) => Layer.fail(listenError(e.cause, settings.host, settings.port)))
   )
-  return Drain.layer(server).pipe(Layer.provideMerge(HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))), Layer.provide(listener))
+  // Nor any span (no-op ones included): the request fibers inherit the tracer's being off from
+  // the server, rather than each request switching it off and back.
+  const serve = HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))
+  return Drain.layer(server).pipe(
+    Layer.provideMerge(exporting ? serve : Layer.locally(serve, FiberRef.currentTracerEnabled, false)),
+    Layer.provide(listener)
+  )
 }))
 
 /** Why the listener could not start, in the operator's words. */

@@ -449,27 +449,42 @@ describe("LOG_FORMAT=json", () => {
 })
 
 describe("log lines", () => {
-  /** Records each `process.stdout.write` call while `f` runs (and what `f` awaits). */
-  const capturingStdout = async <A>(f: (writes: ReadonlyArray<string>) => Promise<A>): Promise<A> => {
+  /**
+   * Records each `process.stdout.write` call while `f` runs (and what `f` awaits); `written`
+   * resolves at the first one.
+   */
+  const capturingStdout = async <A>(f: (writes: ReadonlyArray<string>, written: Promise<void>) => Promise<A>): Promise<A> => {
     const writes: Array<string> = []
+    let wrote = () => {}
+    const written = new Promise<void>((resolve) => {
+      wrote = resolve
+    })
+    // What earlier tests logged is written first, outside the capture.
+    Logging.flush()
     const original = process.stdout.write
     process.stdout.write = ((chunk: unknown) => {
       writes.push(String(chunk))
+      wrote()
       return true
     }) as typeof process.stdout.write
     try {
-      return await f(writes)
+      return await f(writes, written)
     } finally {
       process.stdout.write = original
     }
   }
-  /** Each `process.stdout.write` call while `f` runs and one turn of the event loop after it. */
+  /**
+   * Each `process.stdout.write` call while `f` runs, how many happened on its turn of the event
+   * loop and on the next, and all of them once the first batch has left.
+   */
   const writesOf = (f: () => void) =>
-    capturingStdout(async (writes) => {
+    capturingStdout(async (writes, written) => {
       f()
       const sameTurn = writes.length
       await new Promise((resolve) => setImmediate(resolve))
-      return { sameTurn, writes }
+      const nextTurn = writes.length
+      await written
+      return { sameTurn, nextTurn, writes }
     })
   const logAll = (logger: ReturnType<typeof Logging.jsonLogger>, n: number) =>
     Effect.runSync(
@@ -480,9 +495,10 @@ describe("log lines", () => {
         )
     )
 
-  it("the lines of one turn leave in one write, on the next turn, with their fields (undefined ones left out)", async () => {
-    const { sameTurn, writes } = await writesOf(() => logAll(Logging.jsonLogger(false), 3))
+  it("lines are batched past their turn of the event loop and leave in one write, with their fields (undefined ones left out)", async () => {
+    const { nextTurn, sameTurn, writes } = await writesOf(() => logAll(Logging.jsonLogger(false), 3))
     assert.strictEqual(sameTurn, 0)
+    assert.strictEqual(nextTurn, 0)
     assert.strictEqual(writes.length, 1)
     const parsed = writes[0]!.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)
     assert.deepStrictEqual(parsed.map((l) => [l.msg, l.request_id, l.route, l.status]), [

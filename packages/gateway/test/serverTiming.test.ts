@@ -27,10 +27,10 @@ const parse = (value: string | null | undefined): Record<string, number> => {
 describe("Server-Timing value", () => {
   layer(R.sandboxLayer())((it) => {
     it("gateway only without a vendor call; gateway is the total minus the upstream's share", () => {
-      assert.strictEqual(headerValue(100, { upstreamMs: 0, calls: 0 }, 112.3456), "gateway;dur=12.35")
-      assert.strictEqual(headerValue(100, { upstreamMs: 10, calls: 1 }, 112.5), "gateway;dur=2.5, upstream;dur=10")
+      assert.strictEqual(headerValue(100, { upstreamMs: 0, upstreamCalls: 0 }, 112.3456), "gateway;dur=12.35")
+      assert.strictEqual(headerValue(100, { upstreamMs: 10, upstreamCalls: 1 }, 112.5), "gateway;dur=2.5, upstream;dur=10")
       // Never negative, whatever the clocks say.
-      assert.strictEqual(headerValue(100, { upstreamMs: 20, calls: 1 }, 110), "gateway;dur=0, upstream;dur=20")
+      assert.strictEqual(headerValue(100, { upstreamMs: 20, upstreamCalls: 1 }, 110), "gateway;dur=0, upstream;dur=20")
     })
   })
 })

@@ -19,6 +19,5 @@ export const handle = <R>(surface: Surface, handler: Effect.Effect<HttpServerRes
       )
     ),
     // A key's `RateLimit-*` headers, recorded when the request was admitted.
-    Effect.flatMap(Limits.withResponseHeaders),
-    Effect.locally(Limits.responseHeaders, undefined)
+    Effect.flatMap(Limits.withResponseHeaders)
   )

@@ -8,7 +8,9 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import { randomUUID } from "node:crypto"
 import * as Admin from "../admin/Http.js"
 import * as Usage from "../ledger/Usage.js"
@@ -85,18 +87,18 @@ export const app = Effect.gen(function*() {
   const tracing = yield* Observability.TracingEnabled
   const notFound = Fallback.make(base, registry.entries)
   const cors = Cors.make((yield* Settings).corsOrigins ?? [])
-  return Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+  return Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
     const inbound = request.headers["x-request-id"]
     const requestId = inbound !== undefined && requestIdPattern.test(inbound) ? inbound : randomUUID()
     const preflight = cors?.preflight(request)
-    const response = preflight ?? (yield* routes.pipe(
-      Effect.catchTag("RouteNotFound", () => Effect.succeed(notFound(request.method, pathOf(request.url)))),
-      observe,
-      Effect.annotateLogs("request_id", requestId),
-      // Without an exported tracer, skipping span bookkeeping keeps the hot path lean.
-      tracing ? (e) => e : Effect.withTracerEnabled(false)
-    ))
-    return HttpServerResponse.setHeader(cors === undefined ? response : cors.decorate(request, response), "x-request-id", requestId)
+    const answered = (response: HttpServerResponse.HttpServerResponse) =>
+      HttpServerResponse.setHeader(cors === undefined ? response : cors.decorate(request, response), "x-request-id", requestId)
+    if (preflight !== undefined) return Effect.succeed(answered(preflight))
+    const routed = observe(request, requestId, Effect.catchTag(routes, "RouteNotFound", () => Effect.succeed(notFound(request.method, pathOf(request.url)))))
+    // Without an exported tracer no span is made, not even a no-op one. The server switches it off
+    // for every request (Gateway.http); an app served otherwise (tests) switches it off here.
+    const untraced = tracing || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ? routed : Effect.withTracerEnabled(routed, false)
+    return Effect.map(untraced, answered)
   }) satisfies HttpApp.Default<never, any>
 })

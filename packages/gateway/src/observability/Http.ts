@@ -16,7 +16,7 @@ import { Settings } from "../platform/Config.js"
 import * as Logging from "./Logging.js"
 import * as Metrics from "./Metrics.js"
 import * as Prometheus from "./Prometheus.js"
-import { CurrentRequest, type RequestTelemetry } from "./Request.js"
+import { attach, ofContext, type RequestTelemetry } from "./Request.js"
 import * as TaskMetrics from "./TaskMetrics.js"
 
 /** Whether request handlers run with tracing (set when traces are exported; off by default). */
@@ -29,9 +29,9 @@ const template = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")
 
 const noteRoute = Effect.withFiberRuntime<void>((fiber) => {
   const context = fiber.currentContext
-  const cell = Context.getOption(context, CurrentRequest)
+  const cell = ofContext(context)
   const route = Context.getOption(context, HttpRouter.RouteContext)
-  if (cell._tag === "Some" && route._tag === "Some") cell.value.route = route.value.route.path
+  if (cell !== undefined && route._tag === "Some") cell.route = route.value.route.path
   return Effect.void
 })
 
@@ -49,16 +49,17 @@ export const instrumentRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>): Htt
 }
 
 /**
- * Wraps the application: per request, a telemetry cell in context, then the metrics and one info
- * line (method, route template, status, duration, tenant hash; the request id is annotated by the
- * caller). `entries` tells which routes are synchronous (E1/E2: overhead, upstream labels).
+ * Observes the application: `observe(request, requestId, app)` hangs the request's cell on it (see
+ * observability/Request.ts), runs `app`, then updates the metrics and writes one info line
+ * (method, route template, status, duration, tenant hash; the loggers add the request id from the
+ * cell). `entries` tells which routes are synchronous (E1/E2: overhead, upstream labels).
  */
 export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   const sync = new Map<string, { readonly vendor: string; readonly operation: string }>()
   for (const e of entries) if (e.kind !== "task") sync.set(e.path, { vendor: e.vendor, operation: e.kind })
-  const requests = Metrics.cached(Metrics.httpRequests, ["route", "method", "status"])
-  const durations = Metrics.cached(Metrics.httpDuration, ["route", "method"])
-  const overheads = Metrics.cached(Metrics.overhead, ["route"])
+  const requests = Metrics.cached(Metrics.httpRequestsKey, ["route", "method", "status"])
+  const durations = Metrics.cached(Metrics.httpDurationKey, ["route", "method"])
+  const overheads = Metrics.cached(Metrics.overheadKey, ["route"])
   const labels = new Map<string, string>()
   const routeLabel = (path: string | undefined) => {
     if (path === undefined) return "unmatched"
@@ -70,37 +71,39 @@ export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     return l
   }
 
-  return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R>((fiber) => {
-      const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-      const cell: RequestTelemetry = {
-        route: undefined,
-        tenant: undefined,
-        upstreamMs: 0,
-        get upstream() {
-          return this.route === undefined ? undefined : sync.get(this.route)
-        }
+  return <E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    requestId: string,
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+    const cell = attach<RequestTelemetry>(request, {
+      id: requestId,
+      route: undefined,
+      tenant: undefined,
+      upstreamMs: 0,
+      upstreamCalls: 0,
+      extraHeaders: undefined,
+      get upstream() {
+        return this.route === undefined ? undefined : sync.get(this.route)
       }
-      const started = performance.now()
-      return app.pipe(
-        Effect.provideService(CurrentRequest, cell),
-        Effect.tap((response) => {
-          const ms = performance.now() - started
-          const route = routeLabel(cell.route)
-          const method = request.method
-          const status = response.status
-          requests([route, method, String(status)]).unsafeUpdate(1, [])
-          durations([route, method]).unsafeUpdate(ms / 1000, [])
-          if (cell.route !== undefined && sync.has(cell.route)) {
-            overheads([route]).unsafeUpdate(Math.max(0, ms - cell.upstreamMs) / 1000, [])
-          }
-          return Effect.logInfo(
-            `${method} ${route} ${status}`,
-            Logging.fields({ method, route, status, duration_ms: Math.round(ms * 1000) / 1000, tenant: cell.tenant })
-          )
-        })
+    })
+    const started = performance.now()
+    return Effect.tap(app, (response) => {
+      const ms = performance.now() - started
+      const route = routeLabel(cell.route)
+      const method = request.method
+      const status = response.status
+      requests([route, method, String(status)]).unsafeUpdate(1, [])
+      durations([route, method]).unsafeUpdate(ms / 1000, [])
+      if (cell.route !== undefined && sync.has(cell.route)) {
+        overheads([route]).unsafeUpdate(Math.max(0, ms - cell.upstreamMs) / 1000, [])
+      }
+      return Effect.logInfo(
+        `${method} ${route} ${status}`,
+        Logging.fields({ method, route, status, duration_ms: Math.round(ms * 1000) / 1000, tenant: cell.tenant })
       )
     })
+  }
 }
 
 const bearer = /^Bearer[ ]+(\S+)\s*$/i

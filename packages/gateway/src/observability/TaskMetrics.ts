@@ -13,8 +13,8 @@ import * as Metrics from "./Metrics.js"
 
 const num = (v: unknown) => (typeof v === "number" ? v : Number(v))
 
-const taskGauges = Metrics.cached(Metrics.tasks, ["model", "status"])
-const durations = Metrics.cached(Metrics.taskDuration, ["model", "outcome"])
+const taskGauges = Metrics.cached(Metrics.tasksKey, ["model", "status"])
+const durations = Metrics.cached(Metrics.taskDurationKey, ["model", "outcome"])
 
 /** Sets the task gauges from the database. */
 export const refresh = Effect.gen(function*() {

@@ -2,7 +2,7 @@
  * Vendor calls: every request the gateway sends upstream goes through one instrumented
  * `HttpClient`, which counts it (`genway_upstream_requests_total{vendor,operation,outcome}`),
  * times it until the response starts (`genway_upstream_duration_seconds`), and adds that wait to
- * the current HTTP request's telemetry (for `genway_overhead_seconds`). The client's own span
+ * the current HTTP request's cell (for `genway_overhead_seconds` and `Server-Timing`). The client's own span
  * (`http.client …`) carries the W3C `traceparent` to the vendor when tracing is on.
  *
  * Labels come from the caller: task adapters are wrapped so each operation (submit, reconcile,
@@ -12,7 +12,6 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import type { VendorAdapter } from "@genway/core"
 import * as Config from "effect/Config"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
@@ -20,7 +19,7 @@ import { globalValue } from "effect/GlobalValue"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Metrics from "./Metrics.js"
-import { CurrentRequest, spanned } from "./Request.js"
+import { ofContext, spanned } from "./Request.js"
 
 /** The vendor and operation of the upstream calls made in the current fiber. */
 export const currentUpstream = globalValue(
@@ -28,33 +27,45 @@ export const currentUpstream = globalValue(
   () => FiberRef.unsafeMake<{ readonly vendor: string; readonly operation: string } | undefined>(undefined)
 )
 
-const counts = Metrics.cached(Metrics.upstreamRequests, ["vendor", "operation", "outcome"])
-const durations = Metrics.cached(Metrics.upstreamDuration, ["vendor", "operation"])
+const counts = Metrics.cached(Metrics.upstreamRequestsKey, ["vendor", "operation", "outcome"])
+const durations = Metrics.cached(Metrics.upstreamDurationKey, ["vendor", "operation"])
 
 const outcomeOf = (status: number) =>
   status < 400 ? "ok" : status === 429 ? "429" : status < 500 ? "4xx" : "5xx"
 
 const unknown = { vendor: "unknown", operation: "unknown" } as const
 
+const isJson = (contentType: string | undefined) => contentType !== undefined && /\bjson\b/i.test(contentType)
+
 /**
  * The HTTP client with every request measured and counted. `origins` maps a vendor's configured
  * origin to its id, for calls made outside a labelled operation (background pollers).
+ *
+ * A call made while answering a request also adds its wait to the request's cell (for
+ * `genway_overhead_seconds` and `Server-Timing`): until the answer's head, and for a JSON answer
+ * until its whole body has arrived (read here once; the client keeps it for the caller).
  */
 export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<string, string> = new Map()): HttpClient.HttpClient =>
   HttpClient.transform(client, (effect, request) =>
     Effect.withFiberRuntime((fiber) => {
-      const cell = Context.getOption(fiber.currentContext, CurrentRequest)
-      const labels = fiber.getFiberRef(currentUpstream) ??
-        (cell._tag === "Some" ? cell.value.upstream : undefined) ??
-        byOrigin(origins, request.url)
+      const cell = ofContext(fiber.currentContext)
+      const labels = fiber.getFiberRef(currentUpstream) ?? cell?.upstream ?? byOrigin(origins, request.url)
       const started = performance.now()
-      return Effect.onExit(effect, (exit) =>
+      let headMs: number | undefined
+      const measured = cell === undefined ? effect : Effect.tap(effect, (response) => {
+        headMs = performance.now() - started
+        return isJson(response.headers["content-type"]) ? Effect.ignore(response.text) : Effect.void
+      })
+      return Effect.onExit(measured, (exit) =>
         Effect.sync(() => {
           const ms = performance.now() - started
-          if (cell._tag === "Some") cell.value.upstreamMs += ms
+          if (cell !== undefined) {
+            cell.upstreamMs += ms
+            cell.upstreamCalls++
+          }
           const outcome = Exit.isSuccess(exit) ? outcomeOf(exit.value.status) : Exit.isInterrupted(exit) ? "cancelled" : "error"
           counts([labels.vendor, labels.operation, outcome]).unsafeUpdate(1, [])
-          durations([labels.vendor, labels.operation]).unsafeUpdate(ms / 1000, [])
+          durations([labels.vendor, labels.operation]).unsafeUpdate((headMs ?? ms) / 1000, [])
         }))
     }))
 

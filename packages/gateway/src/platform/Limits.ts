@@ -16,13 +16,13 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Redis } from "ioredis"
 import { httpError } from "../http/Errors.js"
+import { withCurrent } from "../observability/Request.js"
 import type { Principal } from "./ApiKeys.js"
 import { Settings } from "./Config.js"
 
@@ -39,21 +39,17 @@ export const rateLimiterErrorsTotal = Metric.counter("genway_rate_limiter_errors
 const refused = (reason: "rpm" | "max_in_flight") => Metric.increment(Metric.tagged(rateLimitedTotal, "reason", reason))
 
 /**
- * The `RateLimit-*` headers the current request's answer carries (set when a key with an `rpm` is
- * admitted; the route wrapper in `http/Handle.ts` adds them to the response).
+ * Adds the headers recorded for this request (the `RateLimit-*` of a key with an `rpm`, noted on
+ * the request's cell when it was admitted), if any, to its response.
  */
-export const responseHeaders: FiberRef.FiberRef<Readonly<Record<string, string>> | undefined> = FiberRef.unsafeMake<
-  Readonly<Record<string, string>> | undefined
->(undefined)
-
-/** Adds the headers recorded for this request, if any, to its response. */
 export const withResponseHeaders = (response: HttpServerResponse.HttpServerResponse) =>
-  Effect.map(FiberRef.get(responseHeaders), (headers) => {
-    if (headers === undefined) return response
+  withCurrent((cell) => {
+    const headers = cell?.extraHeaders
+    if (headers === undefined) return Effect.succeed(response)
     // The answer's own (a 429's) win.
     const missing: Record<string, string> = {}
     for (const [name, value] of Object.entries(headers)) if (response.headers[name] === undefined) missing[name] = value
-    return HttpServerResponse.setHeaders(response, missing)
+    return Effect.succeed(HttpServerResponse.setHeaders(response, missing))
   })
 
 /** The request counter: a RateLimiter over the store of the deployment. */
@@ -209,10 +205,14 @@ export const admit = (principal: Principal) =>
       })
     )
     if (Option.isSome(result)) {
-      yield* FiberRef.set(responseHeaders, {
+      const headers = {
         "ratelimit-limit": String(rpm),
         "ratelimit-remaining": String(Math.max(0, result.value.remaining)),
         "ratelimit-reset": String(seconds(result.value.resetAfter))
+      }
+      yield* withCurrent((cell) => {
+        if (cell !== undefined) cell.extraHeaders = headers
+        return Effect.void
       })
     }
     return principal
