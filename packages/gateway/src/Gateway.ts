@@ -6,12 +6,12 @@ import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as UpstreamClient from "./platform/UpstreamClient.js"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type { VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { createServer } from "node:http"
@@ -65,6 +65,7 @@ const requireLive = Layer.effectDiscard(Effect.gen(function*() {
  * any client the embedding program (or a test) provides for itself.
  */
 export const upstreamHttp: Layer.Layer<HttpClient.HttpClient> = Upstream.layer(Vendors.vendorIds).pipe(
+  Layer.provide(UpstreamClient.layer),
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
@@ -106,13 +107,7 @@ export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const listener = NodeHttpServer.layer(() => server, { port: settings.port, host: settings.host }).pipe(
     Layer.catchAll((e) => Layer.fail(listenError(e.cause, settings.host, settings.port)))
   )
-  // Nor any span (no-op ones included): the request fibers inherit the tracer's being off from
-  // the server, rather than each request switching it off and back.
-  const serve = HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))
-  return Drain.layer(server).pipe(
-    Layer.provideMerge(exporting ? serve : Layer.locally(serve, FiberRef.currentTracerEnabled, false)),
-    Layer.provide(listener)
-  )
+  return Drain.layer(server).pipe(Layer.provideMerge(HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))), Layer.provide(listener))
 }))
 
 /** Why the listener could not start, in the operator's words. */

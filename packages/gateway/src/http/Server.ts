@@ -96,8 +96,9 @@ export const app = Effect.gen(function*() {
       HttpServerResponse.setHeader(cors === undefined ? response : cors.decorate(request, response), "x-request-id", requestId)
     if (preflight !== undefined) return Effect.succeed(answered(preflight))
     const routed = observe(request, requestId, Effect.catchTag(routes, "RouteNotFound", () => Effect.succeed(notFound(request.method, pathOf(request.url)))))
-    // Without an exported tracer no span is made, not even a no-op one. The server switches it off
-    // for every request (Gateway.http); an app served otherwise (tests) switches it off here.
+    // Without an exported tracer no span is made, not even a no-op one. The observability layer
+    // switches the tracer off for the whole process; an app served without it (tests, an
+    // embedding program) switches it off here, per request.
     const untraced = tracing || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ? routed : Effect.withTracerEnabled(routed, false)
     return Effect.map(untraced, answered)
   }) satisfies HttpApp.Default<never, any>

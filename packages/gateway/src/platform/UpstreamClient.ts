@@ -1,0 +1,186 @@
+/**
+ * The HTTP client towards vendors: one undici `Pool` per vendor origin (DESIGN.md §7, "one upstream
+ * connection pool per vendor"), each call one `Effect.async` around `pool.request`.
+ *
+ * `@effect/platform`'s general-purpose client does more per call than a gateway needs when no
+ * trace is exported: it wraps each response for interruption, registers it with a
+ * `FinalizationRegistry`, merges its layer's context into the caller's, rebuilds the response's
+ * headers on every read, and goes through an `Agent` to reach the origin's pool. Measured on this
+ * machine (one keep-alive connection, warm, CPU per call): a raw `Pool.request` 60 µs, the same in
+ * `Effect.tryPromise` 95 µs, the platform's undici client 190–270 µs.
+ *
+ * What stays the same: the interface (`HttpClient`, so adapters and their tests do not change),
+ * interruption (a call interrupted before its answer aborts the request; a body stream interrupted
+ * is destroyed), errors (`RequestError` "Transport", `ResponseError` "Decode"), bodies read once and
+ * kept (`text`, `json`), streams. With the tracer on (`OTEL_EXPORTER_OTLP_ENDPOINT` set), and for
+ * bodies the lean path does not send (streams, form data), calls go through the platform's client,
+ * which makes the client span and sends its `traceparent` to the vendor.
+ */
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Cookies from "@effect/platform/Cookies"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Inspectable from "effect/Inspectable"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import { Pool } from "undici"
+import type { Dispatcher } from "undici"
+
+type Body = Dispatcher.ResponseData["body"]
+
+// A body nobody read is destroyed once its response is collected, so its connection goes back to
+// the pool (as the platform's client does).
+const unread = new FinalizationRegistry<Body>((body) => {
+  if (!body.destroyed) body.destroy()
+})
+
+const noop = () => {}
+
+class Response extends Inspectable.Class implements HttpClientResponse.HttpClientResponse {
+  readonly [HttpClientResponse.TypeId]: HttpClientResponse.TypeId = HttpClientResponse.TypeId
+  readonly [IncomingMessage.TypeId]: IncomingMessage.TypeId = IncomingMessage.TypeId
+  private cachedHeaders: Headers.Headers | undefined
+  private textPromise: Promise<string> | undefined
+  private textEffect: Effect.Effect<string, HttpClientError.ResponseError> | undefined
+  constructor(readonly request: HttpClientRequest.HttpClientRequest, private readonly source: Dispatcher.ResponseData<null>) {
+    super()
+    source.body.on("error", noop)
+    unread.register(this, source.body, this)
+  }
+  get status() {
+    return this.source.statusCode
+  }
+  get headers(): Headers.Headers {
+    return (this.cachedHeaders ??= Headers.fromInput(this.source.headers as Headers.Input))
+  }
+  get cookies(): Cookies.Cookies {
+    const header = this.source.headers["set-cookie"]
+    return header === undefined ? Cookies.empty : Cookies.fromSetCookie(Array.isArray(header) ? header : [header])
+  }
+  get remoteAddress() {
+    return Option.none<string>()
+  }
+  private decodeError(cause: unknown): HttpClientError.ResponseError {
+    return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
+  }
+  /** Reads the body once with `read`; an interrupted read destroys the body. */
+  private consume<A>(read: (body: Body) => Promise<A>): Effect.Effect<A, HttpClientError.ResponseError> {
+    return Effect.tryPromise({
+      try: (signal) => {
+        unread.unregister(this)
+        signal.addEventListener("abort", () => this.source.body.destroy(), { once: true })
+        return read(this.source.body)
+      },
+      catch: (cause) => this.decodeError(cause)
+    })
+  }
+  get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    return (this.textEffect ??= Effect.suspend(() => {
+      if (this.textPromise === undefined) {
+        unread.unregister(this)
+        this.textPromise = this.source.body.text()
+      }
+      const promise = this.textPromise
+      return Effect.tryPromise({
+        try: (signal) => {
+          signal.addEventListener("abort", () => this.source.body.destroy(), { once: true })
+          return promise
+        },
+        catch: (cause) => this.decodeError(cause)
+      })
+    }))
+  }
+  get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: () => (text === "" ? null : JSON.parse(text)), catch: (cause) => this.decodeError(cause) }))
+  }
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpClientError.ResponseError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: (cause) => this.decodeError(cause) }))
+  }
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    return this.consume((body) => body.arrayBuffer())
+  }
+  get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    return this.consume((body) => body.formData() as Promise<FormData>)
+  }
+  get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    unread.unregister(this)
+    return NodeStream.fromReadable<HttpClientError.ResponseError, Uint8Array>(() => this.source.body, (cause): HttpClientError.ResponseError => this.decodeError(cause))
+  }
+  toJSON(): unknown {
+    return IncomingMessage.inspect(this, { _id: "@effect/platform/HttpClientResponse", request: this.request.toJSON(), status: this.status })
+  }
+}
+
+/**
+ * The lean client over `fallback` (the platform's client, for traced calls and streamed or form
+ * bodies). Pools are made on first use per origin and closed with the layer.
+ */
+export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> = new Map()): HttpClient.HttpClient => {
+  const poolOf = (origin: string) => {
+    let pool = pools.get(origin)
+    if (pool === undefined) {
+      pool = new Pool(origin)
+      pools.set(origin, pool)
+    }
+    return pool
+  }
+  return HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+    (requestEffect) =>
+      Effect.flatMap(requestEffect, (request) =>
+        Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
+          const body = request.body
+          if (fiber.getFiberRef(FiberRef.currentTracerEnabled) || (body._tag !== "Empty" && body._tag !== "Uint8Array" && body._tag !== "Raw")) {
+            return fallback.execute(request)
+          }
+          const parsed = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
+          if (parsed._tag === "Left") {
+            return Effect.fail(new HttpClientError.RequestError({ request, reason: "InvalidUrl", cause: parsed.left }))
+          }
+          const url = parsed.right
+          return Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume, signal) => {
+            let sent: Promise<Dispatcher.ResponseData<null>>
+            try {
+              sent = poolOf(url.origin).request<null>({
+                signal,
+                method: request.method,
+                headers: request.headers,
+                path: url.pathname + url.search,
+                body: body._tag === "Empty" ? null : (body.body as Uint8Array | string),
+                // Timeouts are the callers' (Effect.timeout and the like), as with the platform's client.
+                headersTimeout: 60 * 60 * 1000,
+                bodyTimeout: 0
+              })
+            } catch (cause) {
+              return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
+            }
+            sent.then(
+              (data) => resume(Effect.succeed(new Response(request, data))),
+              (cause) => resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
+            )
+          })
+        })
+      ),
+    Effect.succeed
+  )
+}
+
+/** The lean client over the `HttpClient` in context (the platform's undici client, for fallback). */
+export const layer: Layer.Layer<HttpClient.HttpClient, never, HttpClient.HttpClient> = Layer.scoped(
+  HttpClient.HttpClient,
+  Effect.gen(function*() {
+    const fallback = yield* HttpClient.HttpClient
+    const pools = new Map<string, Pool>()
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...pools.values()].map((p) => p.destroy())).then(() => pools.clear())))
+    return make(fallback, pools)
+  })
+)

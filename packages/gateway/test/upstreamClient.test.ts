@@ -1,0 +1,131 @@
+/**
+ * The lean upstream client (platform/UpstreamClient.ts) over a real local server: answers and
+ * bodies as the platform's client gives them, a body read twice is read once, an interrupted call
+ * aborts its request at the server, a refused connection is a Transport error, and a traced call
+ * goes through the platform's client (which sends `traceparent`).
+ */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as UpstreamClient from "../src/platform/UpstreamClient.js"
+
+/** A local server answering with `handler`, for the scope. */
+const serve = (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly base: string; readonly close: () => void }>((resume) => {
+      const server = createServer(handler)
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        let open = true
+        const close = () => {
+          if (open) server.close()
+          open = false
+        }
+        resume(Effect.succeed({ base: `http://127.0.0.1:${port}`, close }))
+      })
+      server.on("connection", (s) => server.once("close", () => s.destroy()))
+    }),
+    (s) => Effect.sync(() => s.close())
+  )
+
+/** With the tracer off, as the gateway runs without OTLP: the lean path (a traced call goes through the platform's client). */
+const lean = Effect.withTracerEnabled(false)
+
+/** The client, built for the test's scope (its pools close with it). */
+const client = Effect.map(
+  Layer.build(UpstreamClient.layer.pipe(Layer.provide(NodeHttpClient.layerUndici))),
+  (context) => Context.get(context, HttpClient.HttpClient)
+)
+
+describe("upstream client", () => {
+  it.scoped("answers: status, headers, a JSON body read twice (read once), a posted body received", () =>
+    Effect.gen(function*() {
+      let received = ""
+      const { base } = yield* serve((req, res) => {
+        let body = ""
+        req.on("data", (c) => (body += c))
+        req.on("end", () => {
+          received = `${req.method} ${req.url} ${req.headers["x-test"]} ${body}`
+          res.writeHead(201, { "content-type": "application/json", "x-answer": "yes" })
+          res.end(JSON.stringify({ ok: true }))
+        })
+      })
+      const http = yield* client
+      const response = yield* http.execute(
+        HttpClientRequest.post(`${base}/v1/things?a=1`).pipe(
+          HttpClientRequest.setHeader("x-test", "t"),
+          HttpClientRequest.setUrlParam("b", "2"),
+          HttpClientRequest.bodyUnsafeJson({ n: 1 })
+        )
+      )
+      assert.strictEqual(response.status, 201)
+      assert.strictEqual(response.headers["x-answer"], "yes")
+      assert.deepStrictEqual(yield* response.json, { ok: true })
+      assert.strictEqual(yield* response.text, '{"ok":true}')
+      assert.strictEqual(received, 'POST /v1/things?a=1&b=2 t {"n":1}')
+    }).pipe(lean))
+
+  it.scoped("streams a body chunk by chunk", () =>
+    Effect.gen(function*() {
+      const { base } = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: 1\n\n")
+        setImmediate(() => res.end("data: 2\n\n"))
+      })
+      const http = yield* client
+      const response = yield* http.get(`${base}/events`)
+      const chunks = yield* Stream.runCollect(Stream.decodeText(response.stream))
+      assert.strictEqual(Chunk.join(chunks, ""), "data: 1\n\ndata: 2\n\n")
+    }).pipe(lean))
+
+  it.scoped("an interrupted call aborts its request at the server", () =>
+    Effect.gen(function*() {
+      const arrived = yield* Deferred.make<void>()
+      const aborted = yield* Deferred.make<void>()
+      const { base } = yield* serve((req) => {
+        // Never answers: the call waits for its head until it is interrupted.
+        req.socket.on("close", () => Deferred.unsafeDone(aborted, Effect.void))
+        Deferred.unsafeDone(arrived, Effect.void)
+      })
+      const http = yield* client
+      const call = yield* Effect.fork(http.get(`${base}/slow`))
+      yield* Deferred.await(arrived)
+      yield* Fiber.interrupt(call)
+      yield* Deferred.await(aborted)
+    }).pipe(lean))
+
+  it.scoped("a refused connection is a Transport error", () =>
+    Effect.gen(function*() {
+      const { base, close } = yield* serve((_req, res) => res.end())
+      close()
+      const http = yield* client
+      const error = yield* Effect.flip(http.get(`${base}/gone`))
+      assert.strictEqual(error._tag, "RequestError")
+      assert.strictEqual(error._tag === "RequestError" ? error.reason : undefined, "Transport")
+    }).pipe(lean))
+
+  it.scoped("with the tracer on, a call goes through the platform's client, which sends traceparent", () =>
+    Effect.gen(function*() {
+      let traceparent: string | undefined
+      const { base } = yield* serve((req, res) => {
+        traceparent = req.headers["traceparent"] as string | undefined
+        res.end("ok")
+      })
+      const http = yield* client
+      yield* Effect.flatMap(http.get(`${base}/traced`), (r) => r.text).pipe(Effect.withTracerEnabled(true))
+      assert.match(traceparent ?? "", /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
+      traceparent = undefined
+      yield* Effect.flatMap(http.get(`${base}/plain`), (r) => r.text).pipe(Effect.withTracerEnabled(false))
+      assert.isUndefined(traceparent)
+    }))
+})
