@@ -71,7 +71,7 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   private decodeError(cause: unknown): HttpClientError.ResponseError {
     return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
   }
-  /** Reads the body once with `read`; an interrupted read destroys the body. */
+  /** The body as `read` gives it; an interrupted read destroys the body. */
   private consume<A>(read: (body: Body) => Promise<A>): Effect.Effect<A, HttpClientError.ResponseError> {
     return Effect.tryPromise({
       try: (signal) => {
@@ -82,21 +82,9 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
       catch: (cause) => this.decodeError(cause)
     })
   }
+  /** Read once; every later read (the upstream instrumentation's, then the adapter's) gets the same text. */
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
-    return (this.textEffect ??= Effect.suspend(() => {
-      if (this.textPromise === undefined) {
-        unread.unregister(this)
-        this.textPromise = this.source.body.text()
-      }
-      const promise = this.textPromise
-      return Effect.tryPromise({
-        try: (signal) => {
-          signal.addEventListener("abort", () => this.source.body.destroy(), { once: true })
-          return promise
-        },
-        catch: (cause) => this.decodeError(cause)
-      })
-    }))
+    return (this.textEffect ??= this.consume((body) => (this.textPromise ??= body.text())))
   }
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
     return Effect.flatMap(this.text, (text) =>
