@@ -169,6 +169,24 @@ const sharedCases = (it: { readonly effect: (name: string, self: () => Effect.Ef
         yield* assertRecorded(key.token, key.id, seen, perMillion)
       }))
 
+    it.effect("24 created at once (written in shared batches): each kept one readable, each recorded once", () =>
+      Effect.gen(function*() {
+        const key = yield* makeKey()
+        const client = yield* R.client(key.token)
+        const answers = yield* Effect.forEach(
+          Array.from({ length: 24 }, (_, i) => i),
+          (i) => R.call(() => client.responses.create({ model, input: `at once ${i}`, ...(i % 3 === 0 ? { store: false } : {}) })),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(new Set(answers.map((a) => a.id)).size, 24)
+        for (const [i, a] of answers.entries()) {
+          const read = yield* Effect.either(R.call(() => client.responses.retrieve(a.id)))
+          if (i % 3 === 0) assert.isTrue(read._tag === "Left" && (read.left as APIError).status === 404, `${a.id} was not to be kept`)
+          else assert.isTrue(read._tag === "Right" && read.right.status === "completed", `${a.id} kept`)
+        }
+        yield* assertRecorded(key.token, key.id, answers.map((a) => a.usage!), perMillion)
+      }))
+
     it.effect("a cancelled background response records nothing", () =>
       Effect.gen(function*() {
         const key = yield* makeKey()

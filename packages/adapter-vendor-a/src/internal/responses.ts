@@ -20,6 +20,9 @@ import { isOk, parseErrorBody, retryAfterOf, scrubber } from "./http.js"
 
 const VENDOR = "vendor-a"
 
+// On the adapter's own log lines only: annotating every call instead changes two fiber-locals per call.
+const logFields = { vendor: VENDOR, protocol: "responses" } as const
+
 /** Time limits of the exchanges. */
 export interface Timeouts {
   /** A whole non-streamed create (reasoning can take minutes). */
@@ -119,7 +122,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
       const retryAfter = retryAfterOf(headers)
       if (status === 401 || status === 403) {
         yield* Effect.logError(`${label}: check VENDOR_A_API_KEY and the account's access to the model`).pipe(
-          Effect.annotateLogs({ vendorMessage: message })
+          Effect.annotateLogs({ ...logFields, vendorMessage: message })
         )
         return yield* new Responses.UpstreamAuthFailed({
           status: 502,
@@ -128,7 +131,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
       }
       if (status === 429) {
         if (body?.code === "insufficient_quota") {
-          yield* Effect.logError(`${label}: the vendor account has no quota left`)
+          yield* Effect.logError(`${label}: the vendor account has no quota left`).pipe(Effect.annotateLogs(logFields))
           return yield* unavailable(503, `the gateway's ${VENDOR} account has no quota left; try again later`)
         }
         return yield* new Responses.UpstreamRateLimited({
@@ -169,7 +172,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
       if (!Responses.ResponseStatus.literals.includes(candidate.status as Responses.ResponseStatus)) {
         // Kept as sent: a state this gateway does not know is treated as not finished.
         yield* Effect.logWarning(`${VENDOR}: unknown response status`).pipe(
-          Effect.annotateLogs({ status: scrub(candidate.status).slice(0, 100) })
+          Effect.annotateLogs({ ...logFields, status: scrub(candidate.status).slice(0, 100) })
         )
       }
       return parsed as Responses.ResponseObject
@@ -188,9 +191,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
     )
 
   const create = (body: Readonly<Record<string, unknown>>) =>
-    withTimeout(timeouts.create, Effect.flatMap(client.execute(post(body, "application/json")), (r) => answer(r))).pipe(
-      Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" })
-    )
+    withTimeout(timeouts.create, Effect.flatMap(client.execute(post(body, "application/json")), (r) => answer(r)))
 
   const retrieve = (id: string) =>
     withTimeout(
@@ -199,7 +200,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
         client.execute(authorize(HttpClientRequest.get(`${base}/responses/${encodeURIComponent(id)}`).pipe(HttpClientRequest.acceptJson))),
         (r) => answer(r, id)
       )
-    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+    )
 
   const brokenStream = unavailable(502, `${VENDOR}'s stream broke off`)
 
@@ -250,7 +251,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
         isOk(response.status)
           ? Effect.succeed(events(response))
           : Effect.flatMap(response.text, (text) => failureOf(response.status, response.headers, text)))
-    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+    )
 
   const one = (id: string, suffix = "") => `${base}/responses/${encodeURIComponent(id)}${suffix}`
 
@@ -261,7 +262,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
         client.execute(authorize(HttpClientRequest.post(one(id, "/cancel")).pipe(HttpClientRequest.acceptJson))),
         (r) => answer(r, id)
       )
-    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+    )
 
   const remove = (id: string) =>
     withTimeout(
@@ -272,7 +273,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
           Effect.flatMap(response.text, (text) =>
             isOk(response.status) ? Effect.void : failureOf(response.status, response.headers, text, id))
       )
-    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+    )
 
   const resume = (id: string, startingAfter: number | undefined) =>
     withTimeout(
@@ -292,7 +293,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
             ? Effect.succeed(events(response))
             : Effect.flatMap(response.text, (text) => failureOf(response.status, response.headers, text, id))
       )
-    ).pipe(Effect.annotateLogs({ vendor: VENDOR, protocol: "responses" }))
+    )
 
   return { create, stream, retrieve, cancel, remove, resume }
 }

@@ -169,7 +169,10 @@ export const describe = (e: BudgetExceeded): string =>
   `(${e.period === "total" ? "in total" : `per ${e.period}`}, UTC)`
 
 /** Records a finished E1/E2 request from its `usage`, once per id (a repeat is ignored). */
-export const recordRequest = (row: {
+export const recordRequest = (row: RequestUsage) => recordRequests([row])
+
+/** What one E1/E2 request used, to record. */
+export interface RequestUsage {
   readonly id: string
   readonly tenant: string
   readonly keyId: string | null
@@ -177,18 +180,30 @@ export const recordRequest = (row: {
   readonly inputTokens: number
   readonly outputTokens: number
   readonly at: number
-}) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const units: Units = { ...noUnits, input_tokens: row.inputTokens, output_tokens: row.outputTokens }
-    yield* sql`INSERT INTO usage_ledger (
-      id, source, tenant, key_id, entry_id, unit, price, state, outcome, input_tokens, output_tokens,
-      reserved_micros, cost_micros, created_at, settled_at
-    ) VALUES (
-      ${row.id}, 'request', ${row.tenant}, ${row.keyId}, ${row.entry.id}, 'tokens', ${JSON.stringify(row.entry.price ?? {})},
-      'settled', 'request', ${row.inputTokens}, ${row.outputTokens}, 0, ${costMicros(row.entry.price, units)}, ${row.at}, ${row.at}
-    ) ON CONFLICT (id) DO NOTHING`
-  })
+}
+
+/** Records E1/E2 requests in one statement; an id recorded already stays as it is. */
+export const recordRequests = (rows: ReadonlyArray<RequestUsage>): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`INSERT INTO usage_ledger ${
+      sql.insert(rows.map((row) => ({
+        id: row.id,
+        source: "request",
+        tenant: row.tenant,
+        key_id: row.keyId,
+        entry_id: row.entry.id,
+        unit: "tokens",
+        price: JSON.stringify(row.entry.price ?? {}),
+        state: "settled",
+        outcome: "request",
+        input_tokens: row.inputTokens,
+        output_tokens: row.outputTokens,
+        reserved_micros: 0,
+        cost_micros: costMicros(row.entry.price, { ...noUnits, input_tokens: row.inputTokens, output_tokens: row.outputTokens }),
+        created_at: row.at,
+        settled_at: row.at
+      })))
+    } ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
 
 /**
  * The tokens a finished model response (E2) used: those of a `completed` or `incomplete` one
@@ -211,8 +226,18 @@ export const recordResponse = (
   response: Responses.ResponseObject,
   at: number
 ): Effect.Effect<void, SqlError, SqlClient.SqlClient> => {
+  const usage = responseUsage(owner, response, at)
+  return usage === undefined ? Effect.void : recordRequest(usage)
+}
+
+/** The usage row of a finished model response (E2); `undefined` when it records nothing. */
+export const responseUsage = (
+  owner: { readonly tenant: string; readonly keyId: string | null; readonly entry: ModelEntry.ModelEntry },
+  response: Responses.ResponseObject,
+  at: number
+): RequestUsage | undefined => {
   const tokens = responseTokens(response)
-  return tokens === undefined ? Effect.void : recordRequest({
+  return tokens === undefined ? undefined : {
     id: response.id,
     tenant: owner.tenant,
     keyId: owner.keyId,
@@ -220,7 +245,7 @@ export const recordResponse = (
     inputTokens: tokens.input,
     outputTokens: tokens.output,
     at
-  })
+  }
 }
 
 const unitOf = (billing: ModelEntry.Billing | undefined): string => billing?.unit ?? "none"

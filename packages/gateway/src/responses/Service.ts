@@ -32,6 +32,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as Ledger from "../ledger/Ledger.js"
 import * as Cadence from "../platform/Cadence.js"
+import * as WriteBatch from "../platform/WriteBatch.js"
 import { Settings } from "../platform/Config.js"
 import * as Poller from "./Poller.js"
 import * as InputItems from "./InputItems.js"
@@ -172,13 +173,22 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
 
     const retentionMs = (entry: ModelEntry.ModelEntry) => millis(entry.retention ?? defaultRetention)
 
-    /** Records the usage of a finished response (nothing for one that did not complete). */
-    const record = (request: ResponseRequest, response: Responses.ResponseObject, at: number) =>
-      Ledger.recordResponse(request, response, at).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    // The rows of the answers being given, written in batches (platform/WriteBatch.ts): a kept
+    // response with its usage in one transaction, the usage of one not kept alone.
+    const write = yield* WriteBatch.make((rows: ReadonlyArray<{ readonly kept?: Store.NewStoredResponse; readonly usage?: Ledger.RequestUsage | undefined; readonly now: number }>) => {
+      const kept = rows.flatMap(({ kept, now }) => (kept === undefined ? [] : [{ row: kept, now }]))
+      const usage = rows.flatMap((r) => (r.usage === undefined ? [] : [r.usage]))
+      const keptRows = kept.length === 0 ? Effect.void : store.insertAll(kept)
+      const usageRows = usage.length === 0 ? Effect.void : Ledger.recordRequests(usage).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      return kept.length > 0 && usage.length > 0 ? sql.withTransaction(Effect.zipRight(keptRows, usageRows)) : Effect.zipRight(keptRows, usageRows)
+    })
 
     /** Records a response the gateway does not keep; a failure is logged, the answer still goes out. */
     const recordUnkept = (request: ResponseRequest, response: Responses.ResponseObject) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => record(request, response, at)).pipe(
+      Effect.flatMap(Clock.currentTimeMillis, (at) => {
+        const usage = Ledger.responseUsage(request, response, at)
+        return usage === undefined ? Effect.void : write({ usage, now: at })
+      }).pipe(
         Effect.catchAll((error) => Effect.logError("usage of a model response was not recorded", error))
       )
 
@@ -192,24 +202,27 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       pollAt: number
     ) => {
       const finished = final === null && Responses.isTerminal(shown.status)
-      const insert = store.insert({
-        id: shown.id,
-        tenant: request.tenant,
-        keyId: request.keyId,
-        entryId: request.entry.id,
-        mode: rowMode,
-        status: shown.status,
-        background: request.body["background"] === true,
-        body: JSON.stringify(shown),
-        sandboxFinal: final === null ? null : JSON.stringify(final),
-        nextPollAt: finished ? null : pollAt,
-        deadlineAt: now + millis(request.entry.poll.deadline),
-        createdAt: now,
-        finishedAt: finished ? now : null,
-        expiresAt: now + retentionMs(request.entry),
-        inputItems: JSON.stringify(InputItems.fromInput(request.body["input"]))
-      }, now)
-      return finished ? sql.withTransaction(Effect.zipRight(insert, record(request, shown, now))) : insert
+      return write({
+        kept: {
+          id: shown.id,
+          tenant: request.tenant,
+          keyId: request.keyId,
+          entryId: request.entry.id,
+          mode: rowMode,
+          status: shown.status,
+          background: request.body["background"] === true,
+          body: JSON.stringify(shown),
+          sandboxFinal: final === null ? null : JSON.stringify(final),
+          nextPollAt: finished ? null : pollAt,
+          deadlineAt: now + millis(request.entry.poll.deadline),
+          createdAt: now,
+          finishedAt: finished ? now : null,
+          expiresAt: now + retentionMs(request.entry),
+          inputItems: JSON.stringify(InputItems.fromInput(request.body["input"]))
+        },
+        ...(finished ? { usage: Ledger.responseUsage(request, shown, now) } : {}),
+        now
+      })
     }
 
     /** Checks the gateway's own rules, then the body to send upstream. */
@@ -445,7 +458,7 @@ export const layer: Layer.Layer<
   ResponsesService,
   ConfigError.ConfigError,
   HttpClient.HttpClient | Settings | Store.ResponseStore | SqlClient.SqlClient
-> = Layer.effect(
+> = Layer.scoped(
   ResponsesService,
   Effect.flatMap(surface.live, (live) => make(live))
 )

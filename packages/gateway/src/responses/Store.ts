@@ -103,16 +103,33 @@ const { all: responsesOf, one: responseOf } = Rows.decoder(ResponseRow, toRespon
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  /** Keeps responses, in one statement. An id kept already stays as it is (the first writer wins). */
+  const insertAll = (rows: ReadonlyArray<{ readonly row: NewStoredResponse; readonly now: number }>): Effect.Effect<void, SqlError> =>
+    sql`INSERT INTO responses ${
+      sql.insert(rows.map(({ now, row }) => ({
+        id: row.id,
+        tenant: row.tenant,
+        entry_id: row.entryId,
+        mode: row.mode,
+        status: row.status,
+        background: row.background ? 1 : 0,
+        body: row.body,
+        sandbox_final: row.sandboxFinal,
+        attempts: 0,
+        next_poll_at: row.nextPollAt,
+        deadline_at: row.deadlineAt,
+        created_at: row.createdAt,
+        updated_at: now,
+        finished_at: row.finishedAt,
+        expires_at: row.expiresAt,
+        version: 0,
+        input_items: row.inputItems ?? null,
+        key_id: row.keyId
+      })))
+    } ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
+
   /** Keeps a response. An id kept already stays as it is (the first writer wins). */
-  const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError> =>
-    sql`INSERT INTO responses (
-      id, tenant, entry_id, mode, status, background, body, sandbox_final, attempts, next_poll_at, deadline_at,
-      created_at, updated_at, finished_at, expires_at, version, input_items, key_id
-    ) VALUES (
-      ${row.id}, ${row.tenant}, ${row.entryId}, ${row.mode}, ${row.status}, ${row.background ? 1 : 0}, ${row.body},
-      ${row.sandboxFinal}, 0, ${row.nextPollAt}, ${row.deadlineAt}, ${row.createdAt}, ${now}, ${row.finishedAt},
-      ${row.expiresAt}, 0, ${row.inputItems ?? null}, ${row.keyId}
-    ) ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
+  const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError> => insertAll([{ row, now }])
 
   /** A tenant's unexpired response of one entry; another tenant's id is not found. */
   const find = (tenant: string, entryId: string, id: string, now: number) =>
@@ -177,7 +194,7 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.succeed(0)
   })
 
-  return { insert, find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
+  return { insert, insertAll, find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
 })
 
 /** The store of kept responses. */
