@@ -14,7 +14,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import OpenAI, { type APIError } from "openai"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Ledger from "../src/ledger/Ledger.js"
+import * as Store from "../src/responses/Store.js"
 import * as Harness from "./harness.js"
 import * as R from "./responsesHarness.js"
 
@@ -210,6 +212,51 @@ describe("E2 usage, sandboxed", () => {
         yield* Ledger.recordResponse({ tenant: "someone", keyId: key.id, entry: e2Entry }, response, Date.now())
         assert.deepStrictEqual(yield* adminUsage, before)
         assert.isAtLeast(before.counts.requests, 1)
+      }))
+
+    it.effect("a batch's rows (several kept responses, several usage rows) in one statement each; an id already there stays", () =>
+      Effect.gen(function*() {
+        const store = yield* Store.ResponseStore
+        const sql = yield* SqlClient.SqlClient
+        const now = Date.now()
+        const row = (id: string, tenant: string): Store.NewStoredResponse => ({
+          id,
+          tenant,
+          keyId: null,
+          entryId: e2Entry.id,
+          mode: "sandbox",
+          status: "completed",
+          background: false,
+          body: JSON.stringify({ id, object: "response", status: "completed" }),
+          sandboxFinal: null,
+          nextPollAt: null,
+          deadlineAt: now + 60_000,
+          createdAt: now,
+          finishedAt: now,
+          expiresAt: now + 60_000,
+          inputItems: "[]"
+        })
+        yield* store.insert(row("resp_batch_0", "first-writer"), now)
+        yield* store.insertAll([0, 1, 2].map((i) => ({ row: row(`resp_batch_${i}`, `tenant-${i}`), now: now + i })))
+        const kept = yield* sql<{ id: string; tenant: string; updated_at: number }>`SELECT id, tenant, updated_at FROM responses WHERE id LIKE 'resp_batch_%' ORDER BY id`
+        assert.deepStrictEqual(kept.map((r) => [r.id, r.tenant, Number(r.updated_at)]), [
+          ["resp_batch_0", "first-writer", now],
+          ["resp_batch_1", "tenant-1", now + 1],
+          ["resp_batch_2", "tenant-2", now + 2]
+        ])
+        const usageRow = (id: string, inputTokens: number): Ledger.RequestUsage => ({
+          id,
+          tenant: "batch-tenant",
+          keyId: null,
+          entry: e2Entry,
+          inputTokens,
+          outputTokens: 1,
+          at: now
+        })
+        yield* Ledger.recordRequests([usageRow("resp_batch_0", 5), usageRow("resp_batch_1", 7)])
+        yield* Ledger.recordRequests([usageRow("resp_batch_1", 1000), usageRow("resp_batch_2", 11)])
+        const recorded = yield* sql<{ id: string; input_tokens: number }>`SELECT id, input_tokens FROM usage_ledger WHERE id LIKE 'resp_batch_%' ORDER BY id`
+        assert.deepStrictEqual(recorded.map((r) => [r.id, Number(r.input_tokens)]), [["resp_batch_0", 5], ["resp_batch_1", 7], ["resp_batch_2", 11]])
       }))
   })
 

@@ -1,6 +1,6 @@
 /**
- * Batched writes on the answer's path (platform/WriteBatch.ts): submitters of one turn share one
- * write, none resumes before its batch is written, a failed batch is written again row by row
+ * Batched writes on the answer's path (platform/WriteBatch.ts): a lone row is written at once,
+ * rows arriving during a write share the next one, none resumes before its batch is written, a failed batch is written again row by row
  * (one row's failure is its submitter's alone), and closing the scope waits for the batch in
  * flight. Then the E2 surface over it: many kept responses created at once, each kept and
  * recorded once.
@@ -14,26 +14,38 @@ import * as Scope from "effect/Scope"
 import * as WriteBatch from "../src/platform/WriteBatch.js"
 
 describe("WriteBatch", () => {
-  it.scoped("submitters of one turn share one write; none resumes before it is written", () =>
+  it.scoped("a lone row is written at once; those arriving meanwhile share the next write; none resumes before its write", () =>
     Effect.gen(function*() {
       const writes: Array<ReadonlyArray<number>> = []
-      const gate = yield* Deferred.make<void>()
+      const gates = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
       const submit = yield* WriteBatch.make((items: ReadonlyArray<number>) =>
-        Effect.zipRight(Effect.sync(() => writes.push(items)), Deferred.await(gate)))
-      const fibers = yield* Effect.forEach([1, 2, 3, 4, 5], (n) => Effect.fork(submit(n)))
-      // The batch has started (its write is recorded) and waits on the gate.
+        Effect.suspend(() => {
+          writes.push(items)
+          return Deferred.await(gates[writes.length - 1]!)
+        }))
+      const first = yield* Effect.fork(submit(1))
+      const written = (n: number) =>
+        Effect.async<void>((resume) => {
+          const check = () => (writes.length >= n ? resume(Effect.void) : setImmediate(check))
+          check()
+        })
+      yield* written(1)
+      assert.deepStrictEqual(writes, [[1]])
+      let submitted = 0
+      const more = yield* Effect.forEach([2, 3, 4, 5], (n) => Effect.fork(Effect.zipRight(Effect.sync(() => submitted++), submit(n))))
       yield* Effect.async<void>((resume) => {
-        const check = () => (writes.length > 0 ? resume(Effect.void) : setImmediate(check))
+        const check = () => (submitted === 4 ? resume(Effect.void) : setImmediate(check))
         check()
       })
-      assert.deepStrictEqual(writes, [[1, 2, 3, 4, 5]])
-      for (const f of fibers) assert.isTrue((yield* Fiber.poll(f))._tag === "None", "resumed before its write committed")
-      // Submitted while the first batch is written: the next batch.
-      const late = yield* Effect.fork(submit(6))
-      yield* Deferred.succeed(gate, undefined)
-      for (const f of fibers) assert.isTrue(Exit.isSuccess(yield* Fiber.await(f)))
-      assert.isTrue(Exit.isSuccess(yield* Fiber.await(late)))
-      assert.deepStrictEqual(writes, [[1, 2, 3, 4, 5], [6]])
+      assert.deepStrictEqual(writes, [[1]], "a second write began while the first was in flight")
+      assert.isTrue((yield* Fiber.poll(first))._tag === "None", "resumed before its write committed")
+      yield* Deferred.succeed(gates[0]!, undefined)
+      assert.isTrue(Exit.isSuccess(yield* Fiber.await(first)))
+      yield* written(2)
+      assert.deepStrictEqual(writes, [[1], [2, 3, 4, 5]])
+      for (const f of more) assert.isTrue((yield* Fiber.poll(f))._tag === "None", "resumed before its write committed")
+      yield* Deferred.succeed(gates[1]!, undefined)
+      for (const f of more) assert.isTrue(Exit.isSuccess(yield* Fiber.await(f)))
     }))
 
   it.scoped("a failed batch is written row by row: only the failing row's submitter fails", () =>
@@ -50,11 +62,25 @@ describe("WriteBatch", () => {
   it.effect("at most `max` rows per write", () =>
     Effect.gen(function*() {
       const sizes: Array<number> = []
+      const gate = yield* Deferred.make<void>()
       const scope = yield* Scope.make()
-      const submit = yield* Scope.extend(WriteBatch.make((items: ReadonlyArray<number>) => Effect.sync(() => sizes.push(items.length)), 3), scope)
-      yield* Effect.forEach([1, 2, 3, 4, 5, 6, 7], submit, { concurrency: "unbounded", discard: true })
+      const submit = yield* Scope.extend(
+        WriteBatch.make((items: ReadonlyArray<number>) => Effect.zipRight(Deferred.await(gate), Effect.sync(() => sizes.push(items.length))), 3),
+        scope
+      )
+      // 1 is written alone (nothing in flight); 2 to 8 arrive while it is.
+      let submitted = 0
+      const all = yield* Effect.fork(
+        Effect.forEach([1, 2, 3, 4, 5, 6, 7, 8], (n) => Effect.zipRight(Effect.sync(() => submitted++), submit(n)), { concurrency: "unbounded", discard: true })
+      )
+      yield* Effect.async<void>((resume) => {
+        const check = () => (submitted === 8 ? resume(Effect.void) : setImmediate(check))
+        check()
+      })
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(all)
       yield* Scope.close(scope, Exit.void)
-      assert.deepStrictEqual(sizes, [3, 3, 1])
+      assert.deepStrictEqual(sizes, [1, 3, 3, 1])
     }))
 
   it.effect("closing the scope waits for the batch in flight", () =>

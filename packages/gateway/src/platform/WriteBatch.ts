@@ -1,6 +1,6 @@
 /**
- * Writes batched on the answer's path: rows submitted while the previous batch is being written
- * (or within the same event-loop turn) are written together, by one `write` of all of them (one
+ * Writes batched on the answer's path: a row submitted while no batch is being written is written
+ * at once; rows submitted while one is are written together next, by one `write` of all of them (one
  * transaction, one multi-row statement per table), and each submitter resumes only once its batch
  * has committed — nothing is answered before its row is durable, as with one write per request.
  *
@@ -36,7 +36,6 @@ export const make = <A, E, R>(
     const runFork = Runtime.runFork(yield* Effect.runtime<R>())
     let pending: Array<Waiter<A, E>> = []
     let running: Fiber.RuntimeFiber<void> | undefined
-    let scheduled = false
 
     const writeBatch = (batch: ReadonlyArray<Waiter<A, E>>): Effect.Effect<void, never, R> =>
       Effect.flatMap(Effect.exit(write(batch.map((w) => w.item))), (exit) => {
@@ -48,7 +47,6 @@ export const make = <A, E, R>(
       })
 
     const next = () => {
-      scheduled = false
       if (running !== undefined || pending.length === 0) return
       const batch = pending.length <= max ? pending : pending.slice(0, max)
       pending = pending.length <= max ? [] : pending.slice(max)
@@ -71,10 +69,7 @@ export const make = <A, E, R>(
     return (item: A) =>
       Effect.async<void, E>((resume) => {
         pending.push({ item, resume })
-        if (running === undefined && !scheduled) {
-          // The rest of this turn's submitters join the batch.
-          scheduled = true
-          setImmediate(next)
-        }
+        // Idle: written at once (a lone request waits for nobody); otherwise it joins the next batch.
+        if (running === undefined) next()
       })
   })
