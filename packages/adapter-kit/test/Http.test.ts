@@ -8,7 +8,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { VendorAdapter } from "@genway/core"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -329,4 +331,49 @@ describe("Http.download", () => {
       assert.strictEqual(inline.contentType, "image/png")
       assert.lengthOf(yield* s.recorder.requests, 2)
     })))
+})
+
+describe("Http.deadline: a time limit without Effect.timeoutFail's two fibers", () => {
+  const annotation = FiberRef.unsafeMake("unset")
+
+  it.live("on the live clock: a value or failure passes through, with the fiber-locals it set", () =>
+    Effect.gen(function*() {
+      const value = yield* Http.deadline(Effect.zipRight(FiberRef.set(annotation, "set inside"), Effect.succeed(42)), "10 seconds", () => "late")
+      assert.strictEqual(value, 42)
+      assert.strictEqual(yield* FiberRef.get(annotation), "set inside")
+      const failed = yield* Effect.flip(Http.deadline(Effect.fail("refused"), "10 seconds", () => "late"))
+      assert.strictEqual(failed, "refused")
+    }))
+
+  it.live("on the live clock: past the limit, the effect is interrupted first, then fails with onTimeout", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const hung = Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => events.push("interrupted"))))
+      const error = yield* Effect.flip(Http.deadline(hung, "20 millis", () => {
+        events.push("timed out")
+        return "late"
+      }))
+      assert.strictEqual(error, "late")
+      assert.deepStrictEqual(events, ["interrupted", "timed out"])
+    }))
+
+  it.live("on the live clock: interrupting the caller interrupts the effect", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const stopped = yield* Deferred.make<void>()
+      const hung = Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(Effect.onInterrupt(() => Deferred.succeed(stopped, undefined)))
+      const fiber = yield* Effect.fork(Http.deadline(hung, "10 minutes", () => "late"))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(yield* Deferred.isDone(stopped))
+    }))
+
+  it.effect("under the TestClock: the limit follows test time", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.flip(Http.deadline(Effect.never, "30 seconds", () => "late")))
+      yield* TestClock.adjust("29 seconds")
+      assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(fiber), "late")
+    }))
 })

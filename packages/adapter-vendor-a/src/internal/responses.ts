@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { VendorAConfig } from "../Config.js"
 import { isOk, parseErrorBody, retryAfterOf, scrubber } from "./http.js"
+import { Http } from "@genway/adapter-kit"
 
 const VENDOR = "vendor-a"
 
@@ -152,8 +153,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
     limit: Duration.DurationInput,
     effect: Effect.Effect<A, HttpClientError.HttpClientError | Responses.UpstreamError>
   ): Effect.Effect<A, Responses.UpstreamError> =>
-    effect.pipe(
-      Effect.timeoutFail({ duration: limit, onTimeout: () => unavailable(504, `${VENDOR} did not answer in time`) }),
+    Http.deadline(effect, limit, () => unavailable(504, `${VENDOR} did not answer in time`)).pipe(
       Effect.catchTags({ RequestError: fromClientError, ResponseError: fromClientError })
     )
 

@@ -12,6 +12,7 @@ import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { Http } from "@genway/adapter-kit"
 import { Chat } from "@genway/core"
 import * as Channel from "effect/Channel"
 import * as Chunk from "effect/Chunk"
@@ -520,7 +521,7 @@ export const make = (upstream: Upstream, options: Options = defaultOptions): Omi
           Effect.flatMap((response) =>
             Effect.mapError(response.text, () => new Chat.ChatUpstreamError({ status: 502, message: `${VENDOR}'s answer was cut off` }))
           ),
-          Effect.timeoutFail({ duration: options.timeouts.complete, onTimeout: () => timedOut("answer") })
+          (answer) => Http.deadline(answer, options.timeouts.complete, () => timedOut("answer"))
         )
       )
       const response = yield* parseResponse(text)
@@ -531,9 +532,7 @@ export const make = (upstream: Upstream, options: Options = defaultOptions): Omi
     Effect.gen(function*() {
       const body = yield* toUpstreamBody(request)
       const response = yield* retried(
-        post(request.model, "streamGenerateContent", body, { alt: "sse" }).pipe(
-          Effect.timeoutFail({ duration: options.timeouts.open, onTimeout: () => timedOut("start streaming") })
-        )
+        Http.deadline(post(request.model, "streamGenerateContent", body, { alt: "sse" }), options.timeouts.open, () => timedOut("start streaming"))
       )
       return response.stream.pipe(
         Stream.mapError(() => new Chat.ChatUpstreamError({ status: 502, message: `${VENDOR}'s stream was cut off` })),
