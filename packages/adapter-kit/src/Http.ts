@@ -15,6 +15,7 @@ import { VendorAdapter } from "@genway/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -100,7 +101,7 @@ const maxTimerMs = 2_147_483_647
  * of them sleeping on the clock, and joins their fiber-locals back: on this machine about 50 µs of
  * CPU per call, a tenth of a gateway's whole work on an E2 request. Here, on the live clock,
  * `self` runs in one forked fiber, the limit is a plain timer, and the fiber-locals `self` changed
- * are joined back as there. Under any other clock (`TestClock` in tests) this is
+ * are joined back on success, as there. Under any other clock (`TestClock` in tests) this is
  * `Effect.timeoutFail` itself, so tests move time as before.
  */
 export const deadline = <A, E, R, E2>(
@@ -113,7 +114,9 @@ export const deadline = <A, E, R, E2>(
     if (!(clock instanceof LiveClock) || !(ms <= maxTimerMs)) return Effect.timeoutFail(self, { duration, onTimeout })
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.fork(restore(self)), (child) =>
-        restore(Effect.async<A, E | E2>((resume) => {
+        // `onInterrupt` as well as the canceler: an interruption pending before the wait begins
+        // never reaches the canceler.
+        Effect.onInterrupt(restore(Effect.async<A, E | E2>((resume) => {
           let done = false
           const timer = setTimeout(() => {
             if (done) return
@@ -124,14 +127,13 @@ export const deadline = <A, E, R, E2>(
             if (done) return
             done = true
             clearTimeout(timer)
-            resume(Effect.zipRight(child.inheritAll, exit))
+            resume(Exit.isSuccess(exit) ? Effect.zipRight(child.inheritAll, exit) : exit)
           })
-          return Effect.suspend(() => {
+          return Effect.sync(() => {
             done = true
             clearTimeout(timer)
-            return Fiber.interrupt(child)
           })
-        })))
+        })), () => Fiber.interrupt(child)))
     )
   })
 

@@ -184,7 +184,7 @@ export interface RequestUsage {
 
 /** Records E1/E2 requests in one statement; an id recorded already stays as it is. */
 export const recordRequests = (rows: ReadonlyArray<RequestUsage>): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  rows.length === 0 ? Effect.void : Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`INSERT INTO usage_ledger ${
       sql.insert(rows.map((row) => ({
         id: row.id,

@@ -11,7 +11,8 @@
  *
  * The batch runs on its own fiber (the layer's runtime), not on a submitter's: a submitter that is
  * interrupted (its client went away) does not cancel the others' write, and its own row is still
- * written, as before. Closing the scope waits for the batches in flight.
+ * written, as before. Closing the scope waits for the batches in flight; a row submitted after
+ * that is written alone.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,17 +34,22 @@ export const make = <A, E, R>(
   max = 64
 ): Effect.Effect<(item: A) => Effect.Effect<void, E>, never, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const runFork = Runtime.runFork(yield* Effect.runtime<R>())
+    const runtime = yield* Effect.runtime<R>()
+    const runFork = Runtime.runFork(runtime)
     let pending: Array<Waiter<A, E>> = []
     let running: Fiber.RuntimeFiber<void> | undefined
 
     const writeBatch = (batch: ReadonlyArray<Waiter<A, E>>): Effect.Effect<void, never, R> =>
-      Effect.flatMap(Effect.exit(write(batch.map((w) => w.item))), (exit) => {
+      Effect.flatMap(Effect.exit(Effect.suspend(() => write(batch.map((w) => w.item)))), (exit) => {
         if (Exit.isSuccess(exit) || batch.length === 1) {
           for (const w of batch) w.resume(exit)
           return Effect.void
         }
-        return Effect.forEach(batch, (w) => Effect.map(Effect.exit(write([w.item])), w.resume), { discard: true })
+        // Concurrently: when the database itself is failing, 64 rows fail in the time of one.
+        return Effect.forEach(batch, (w) => Effect.map(Effect.exit(Effect.suspend(() => write([w.item]))), w.resume), {
+          concurrency: "unbounded",
+          discard: true
+        })
       })
 
     const next = () => {
@@ -58,16 +64,19 @@ export const make = <A, E, R>(
       })
     }
 
+    let closed = false
     yield* Effect.addFinalizer(() =>
       Effect.suspend(function loop(): Effect.Effect<void> {
+        closed = true
         next()
         const fiber = running
         return fiber === undefined ? Effect.void : Effect.flatMap(fiber.await, loop)
       })
     )
 
-    return (item: A) =>
-      Effect.async<void, E>((resume) => {
+    return (item: A): Effect.Effect<void, E> =>
+      // After the scope closed (a late caller), a row is written alone on the caller's fiber.
+      closed ? Effect.provide(write([item]), runtime.context) : Effect.async<void, E>((resume) => {
         pending.push({ item, resume })
         // Idle: written at once (a lone request waits for nobody); otherwise it joins the next batch.
         if (running === undefined) next()

@@ -105,7 +105,7 @@ const make = Effect.gen(function*() {
 
   /** Keeps responses, in one statement. An id kept already stays as it is (the first writer wins). */
   const insertAll = (rows: ReadonlyArray<{ readonly row: NewStoredResponse; readonly now: number }>): Effect.Effect<void, SqlError> =>
-    sql`INSERT INTO responses ${
+    rows.length === 0 ? Effect.void : sql`INSERT INTO responses ${
       sql.insert(rows.map(({ now, row }) => ({
         id: row.id,
         tenant: row.tenant,
