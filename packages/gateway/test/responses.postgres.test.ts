@@ -5,6 +5,7 @@
  */
 import { Registry } from "@genway/registry"
 import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -73,4 +74,26 @@ describe.skipIf(!Pg.available("responses.postgres.test.ts"))("PostgreSQL: kept r
       yield* TestClock.adjust("1 day")
       assert.strictEqual(yield* store.sweep(yield* Clock.currentTimeMillis), 20)
     }), 60_000)
+
+  it.scoped("24 answered at once, kept or not: written in shared batches, each kept one found, each recorded once", () =>
+    Effect.gen(function*() {
+      const { replica } = yield* Pg.privateSchema
+      const a = yield* Layer.build(replica(tempDir()))
+      const service = Context.get(a, ResponsesService)
+      const store = Context.get(a, Store.ResponseStore)
+      const sql = Context.get(a, SqlClient.SqlClient)
+      const answers = yield* Effect.forEach(
+        Array.from({ length: 24 }, (_, i) => i),
+        (i) => service.create({ entry, tenant: "t", keyId: "k1", body: { model: "m", input: `at once ${i}`, ...(i % 3 === 0 ? { store: false } : {}) } }),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.provide(a))
+      const now = yield* Clock.currentTimeMillis
+      for (const [i, answer] of answers.entries()) {
+        const found = yield* store.find("t", entry.id, answer.id, now)
+        assert.strictEqual(Option.isSome(found), i % 3 !== 0, answer.id)
+      }
+      const rows = yield* sql<{ id: string; key_id: string }>`SELECT id, key_id FROM usage_ledger WHERE source = 'request'`
+      assert.deepStrictEqual(rows.map((r) => r.id).sort(), answers.map((r) => r.id).sort())
+      assert.isTrue(rows.every((r) => r.key_id === "k1"))
+    }))
 })
