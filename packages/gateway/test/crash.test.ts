@@ -11,7 +11,7 @@ import * as Database from "../src/platform/Database.js"
 import { validBodies } from "./bodies.js"
 import { tempDir } from "./harness.js"
 import { Registry } from "@genway/registry"
-import { serve, until, exited, freePort } from "./processes.js"
+import { serve, until, exited, freePort, healthy as isHealthy } from "./processes.js"
 
 const token = "crash-test-token"
 
@@ -31,7 +31,7 @@ describe("crash safety", () => {
       const port = yield* Effect.promise(freePort)
       const base = `http://127.0.0.1:${port}`
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-      const healthy = () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined))
+      const healthy = isHealthy(base)
 
       let child = start(dataDir, port)
       yield* Effect.promise(() => until("first start", healthy, 30_000))

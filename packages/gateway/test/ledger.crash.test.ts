@@ -10,7 +10,7 @@ import * as Database from "../src/platform/Database.js"
 import * as fs from "node:fs"
 import * as Usage from "../src/ledger/Usage.js"
 import { tempDir } from "./harness.js"
-import { serve, until, exited, freePort } from "./processes.js"
+import { serve, until, exited, freePort, healthy as isHealthy } from "./processes.js"
 
 const token = "ledger-crash-test-token"
 
@@ -33,7 +33,7 @@ describe("usage ledger crash safety", () => {
       const base = `http://127.0.0.1:${port}`
       const e4 = "/vendors/vendor-b/v1/vid2.5-t2v-preview/generation"
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-      const healthy = () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined))
+      const healthy = isHealthy(base)
 
       let child = start(dataDir, port)
       yield* Effect.promise(() => until("first start", healthy, 30_000))

@@ -236,7 +236,7 @@ describe("E2 usage, sandboxed", () => {
           expiresAt: now + 60_000,
           inputItems: "[]"
         })
-        yield* store.insert(row("resp_batch_0", "first-writer"), now)
+        yield* store.insertAll([{ row: row("resp_batch_0", "first-writer"), now }])
         yield* store.insertAll([0, 1, 2].map((i) => ({ row: row(`resp_batch_${i}`, `tenant-${i}`), now: now + i })))
         const kept = yield* sql<{ id: string; tenant: string; updated_at: number }>`SELECT id, tenant, updated_at FROM responses WHERE id LIKE 'resp_batch_%' ORDER BY id`
         assert.deepStrictEqual(kept.map((r) => [r.id, r.tenant, Number(r.updated_at)]), [

@@ -18,6 +18,9 @@ export const until = async <A>(what: string, f: () => Promise<A | undefined>, ti
   throw new Error(`timed out waiting for ${what}`)
 }
 
+/** A check for `until`: whether the gateway at `base` answers `/healthz`. */
+export const healthy = (base: string) => () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined))
+
 /** Resolves when the process has exited (at once if it already has). */
 export const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))

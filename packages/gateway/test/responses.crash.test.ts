@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as path from "node:path"
 import * as Database from "../src/platform/Database.js"
 import { tempDir } from "./harness.js"
-import { exited, freePort, serve, until } from "./processes.js"
+import { exited, freePort, serve, until, healthy as isHealthy } from "./processes.js"
 
 const token = "responses-crash-token"
 const entry = Registry.entries.find((e) => e.kind === "responses")!
@@ -24,7 +24,7 @@ describe("kept responses under SIGKILL", () => {
       const port = yield* Effect.promise(freePort)
       const base = `http://127.0.0.1:${port}`
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-      const healthy = () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined), () => undefined)
+      const healthy = isHealthy(base)
 
       let child = serve(dataDir, port, { GATEWAY_API_KEYS: token })
       yield* Effect.promise(() => until("first start", healthy, 30_000))

@@ -9,7 +9,7 @@ import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
 import { freePort, tempDir } from "./harness.js"
 import { receiver } from "./receiver.js"
-import { serve, until, exited } from "./processes.js"
+import { serve, until, exited, healthy as isHealthy } from "./processes.js"
 
 const token = "webhook-crash-token"
 
@@ -33,7 +33,7 @@ describe("webhooks survive a crash", () => {
       const port = yield* Effect.promise(freePort)
       const base = `http://127.0.0.1:${port}`
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
-      const healthy = () => fetch(`${base}/healthz`).then((r) => (r.ok ? true : undefined))
+      const healthy = isHealthy(base)
       let child = start(dataDir, port)
       yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
       yield* Effect.promise(() => until("first start", healthy, 30_000))

@@ -128,9 +128,6 @@ const make = Effect.gen(function*() {
       })))
     } ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
 
-  /** Keeps a response. An id kept already stays as it is (the first writer wins). */
-  const insert = (row: NewStoredResponse, now: number): Effect.Effect<void, SqlError> => insertAll([{ row, now }])
-
   /** A tenant's unexpired response of one entry; another tenant's id is not found. */
   const find = (tenant: string, entryId: string, id: string, now: number) =>
     responseOf(sql`SELECT * FROM responses
@@ -194,7 +191,7 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.succeed(0)
   })
 
-  return { insert, insertAll, find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
+  return { insertAll, find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
 })
 
 /** The store of kept responses. */
