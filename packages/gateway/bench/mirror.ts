@@ -18,13 +18,12 @@ import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import S3rver from "s3rver"
-import { isMain, printAndExit } from "./main.js"
+import { genwayArgs, isMain, printAndExit } from "./main.js"
 
 const token = "bench-token"
 const bucket = "bench-media"
@@ -107,13 +106,12 @@ const endlessVideo = (size: { bytes: number }) =>
 /** `genway serve` in its own process with `env`; killed when the scope closes. */
 const gateway = (env: Record<string, string>) =>
   Effect.gen(function*() {
-    const require = createRequire(import.meta.url)
-    const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+    const args = yield* Effect.promise(() => genwayArgs(fileURLToPath(new URL("..", import.meta.url)), ["serve"]))
     const port = yield* Effect.promise(freePort)
     const dataDir = tempDir()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+        spawn(process.execPath, args, {
           stdio: ["ignore", "ignore", "inherit"],
           env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_DATABASE_URL: "", GATEWAY_API_KEYS: token, ...env }
         })

@@ -24,12 +24,11 @@ import * as Redacted from "effect/Redacted"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { Agent, request } from "node:http"
-import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { isMain, printAndExit } from "./main.js"
+import { genwayArgs, isMain, printAndExit } from "./main.js"
 
 const token = "bench-token"
 const model = "image-model-2.5-flash-image-preview"
@@ -114,11 +113,10 @@ const inProcessGateway = (port: number, dataDir: string, emulator: Emulator.Emul
 /** `genway serve` on `port` in a child process, vendor-d live against `emulator`; stopped with the scope. */
 const childGateway = (port: number, dataDir: string, emulator: Emulator.Emulator) =>
   Effect.gen(function*() {
-    const require = createRequire(import.meta.url)
-    const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+    const args = yield* Effect.promise(() => genwayArgs(fileURLToPath(new URL("..", import.meta.url)), ["serve"]))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+        spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), ...args], {
           stdio: "ignore",
           env: {
             ...process.env,

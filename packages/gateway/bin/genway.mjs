@@ -1,14 +1,22 @@
 #!/usr/bin/env node
-// Runs the gateway CLI from source through tsx, so no build step is needed. The child handles
-// Ctrl-C (a graceful stop); this wrapper only waits and passes its exit code on.
+// The `genway` command. It runs the compiled gateway (`dist/genway.mjs`, see build.mjs), building
+// it first when it is missing or older than the sources, in this process: no second process, no
+// TypeScript compiler in memory. `GENWAY_FROM_SOURCE=1` runs the TypeScript sources through tsx
+// instead (development: stack traces point into the sources); the child handles Ctrl-C and this
+// wrapper passes its exit code on.
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-const child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, ...process.argv.slice(2)], {
-  stdio: "inherit"
-})
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))
-child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + 2)))
+if (process.env.GENWAY_FROM_SOURCE === "1") {
+  const require = createRequire(import.meta.url)
+  const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+  const child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, ...process.argv.slice(2)], {
+    stdio: "inherit"
+  })
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))
+  child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + 2)))
+} else {
+  const { ensureBuilt } = await import("./build.mjs")
+  await import(pathToFileURL(await ensureBuilt()).href)
+}

@@ -8,7 +8,6 @@
 import { Registry } from "@genway/registry"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -17,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anchorOf } from "../src/docs/Page.js"
 import { freePort, tempDir } from "./harness.js"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+/** The `genway` command as installed: the compiled gateway, in the process spawned. */
+const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
 const chromiumPath = process.env["GENWAY_TEST_CHROMIUM"] ?? "/usr/bin/chromium"
 const available = fs.existsSync(chromiumPath)
 if (!available) console.warn(`browser tests skipped: no Chromium at ${chromiumPath} (apt-get install chromium, or set GENWAY_TEST_CHROMIUM)`)
@@ -64,7 +63,7 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
   beforeAll(async () => {
     const port = await freePort()
     base = `http://127.0.0.1:${port}`
-    child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+    child = spawn(process.execPath, [bin, "serve"], {
       env: {
         ...process.env,
         GATEWAY_DATABASE_URL: "",

@@ -6,14 +6,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort, tempDir } from "./harness.js"
 import { until } from "./processes.js"
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+/** The `genway` command as installed: the compiled gateway, in the process spawned. */
+const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
 const token = "process-test-token"
 
 interface Run {
@@ -23,7 +22,7 @@ interface Run {
 }
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string>): Run => {
-  const child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
     env: { ...process.env, GATEWAY_DATABASE_URL: "", GATEWAY_API_KEYS: token, HOST: "127.0.0.1", NO_COLOR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -3,7 +3,6 @@
  * for a process to exit.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { createRequire } from "node:module"
 import * as net from "node:net"
 import { fileURLToPath } from "node:url"
 
@@ -25,8 +24,8 @@ export const healthy = (base: string) => () => fetch(`${base}/healthz`).then((r)
 export const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))
 
-const require = createRequire(import.meta.url)
-const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+/** The `genway` command as installed: the compiled gateway, in the process spawned. */
+const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
 
 const tails = new WeakMap<ChildProcess, { text: string }>()
 
@@ -39,7 +38,7 @@ export const stderrTail = (child: ChildProcess): string => tails.get(child)?.tex
  * pipe would block the process), keeping the tail for `stderrTail`.
  */
 export const serve = (dataDir: string, port: number, env: Record<string, string>): ChildProcess => {
-  const child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, "serve"], {
+  const child = spawn(process.execPath, [bin, "serve"], {
     env: { ...process.env, GATEWAY_DATABASE_URL: "", GATEWAY_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "ignore", "pipe"]
   })
