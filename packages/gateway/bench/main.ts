@@ -1,8 +1,11 @@
 /** Running a bench script on its own: `npx tsx bench/<script>.ts …` prints its result as one JSON line. */
+import { type ChildProcess, spawn, type StdioOptions } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** Whether the module at `url` is the script node was started with. */
 export const isMain = (url: string): boolean => process.argv[1] !== undefined && url === pathToFileURL(process.argv[1]).href
@@ -23,17 +26,46 @@ export const printAndExit = (result: Promise<unknown>): void => {
 
 /**
  * The node arguments that run `genway <args>` of the gateway package in `gatewayDir` as one process,
- * as deployed: the compiled gateway (`dist/genway.mjs`, built first when stale) through its `bin`.
- * A checkout without the compiled form (an earlier build given as `BENCH_BASELINE_DIR`), or
- * `GENWAY_FROM_SOURCE=1`, runs the TypeScript sources through tsx, still in one process, so CPU
- * and memory read from its pid are the gateway's own.
+ * as deployed: the compiled gateway (built first when stale, see bin/build.mjs). A checkout without
+ * the compiled form (an earlier build given as `BENCH_BASELINE_DIR`), or `GENWAY_FROM_SOURCE=1`,
+ * runs the TypeScript sources through tsx, still in one process, so CPU and memory read from its
+ * pid are the gateway's own. `BENCH_GENWAY_NODE_ARGS` comes first (a `--cpu-prof`, a V8 flag).
  */
-export const genwayArgs = async (gatewayDir: string, args: ReadonlyArray<string>): Promise<Array<string>> => {
+const genwayArgs = async (gatewayDir: string, args: ReadonlyArray<string>): Promise<Array<string>> => {
+  const node = (process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean)
   const build = path.join(gatewayDir, "bin", "build.mjs")
   if (process.env.GENWAY_FROM_SOURCE !== "1" && fs.existsSync(build)) {
     const { ensureBuilt } = (await import(pathToFileURL(build).href)) as { ensureBuilt: () => Promise<string> }
-    return [await ensureBuilt(), ...args]
+    return [...node, await ensureBuilt(), ...args]
   }
   const tsx = createRequire(path.join(gatewayDir, "package.json")).resolve("tsx/esm")
-  return ["--import", tsx, path.join(gatewayDir, "src", "main.ts"), ...args]
+  return [...node, "--import", tsx, path.join(gatewayDir, "src", "main.ts"), ...args]
 }
+
+/** What a bench's `genway serve` listens on and runs with. */
+export interface GenwayOptions {
+  readonly port: number
+  readonly dataDir: string
+  readonly token: string
+  /** More variables (vendors, delays, workers), over this process's. */
+  readonly env?: Record<string, string>
+  readonly stdio?: StdioOptions
+  readonly cwd?: string
+  /** The gateway package to run (default: this one). */
+  readonly gatewayDir?: string
+}
+
+/** Starts `genway serve` on 127.0.0.1 as its own process (see `genwayArgs`). */
+export const spawnGenway = async (options: GenwayOptions): Promise<ChildProcess> =>
+  spawn(process.execPath, await genwayArgs(options.gatewayDir ?? path.join(here, ".."), ["serve"]), {
+    stdio: options.stdio ?? "ignore",
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(options.port),
+      GATEWAY_DATA_DIR: options.dataDir,
+      GATEWAY_API_KEYS: options.token,
+      ...options.env
+    }
+  })

@@ -15,15 +15,14 @@ import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { Emulator } from "@genway/adapter-vendor-b/testing"
 import { Registry } from "@genway/registry"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import S3rver from "s3rver"
-import { genwayArgs, isMain, printAndExit } from "./main.js"
+import { isMain, printAndExit, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 const bucket = "bench-media"
@@ -106,15 +105,11 @@ const endlessVideo = (size: { bytes: number }) =>
 /** `genway serve` in its own process with `env`; killed when the scope closes. */
 const gateway = (env: Record<string, string>) =>
   Effect.gen(function*() {
-    const args = yield* Effect.promise(() => genwayArgs(fileURLToPath(new URL("..", import.meta.url)), ["serve"]))
     const port = yield* Effect.promise(freePort)
     const dataDir = tempDir()
     const child = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(process.execPath, args, {
-          stdio: ["ignore", "ignore", "inherit"],
-          env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_DATABASE_URL: "", GATEWAY_API_KEYS: token, ...env }
-        })
+      Effect.promise(() =>
+        spawnGenway({ port, dataDir, token, env: { GATEWAY_DATABASE_URL: "", ...env }, stdio: ["ignore", "ignore", "inherit"] })
       ),
       (child: ChildProcess) =>
         Effect.async<void>((resume) => {

@@ -24,7 +24,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { genwayArgs } from "./main.js"
+import { spawnGenway } from "./main.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -95,11 +95,7 @@ interface Output {
 const startGenway = async (env: Record<string, string>, name = "genway", countStdout = false, gatewayDir = path.join(here, "..")) => {
   const port = await freePort()
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-side-"))
-  const child = spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), ...(await genwayArgs(gatewayDir, ["serve"]))], {
-    stdio: ["ignore", countStdout ? "pipe" : "ignore", "ignore"],
-    cwd: dataDir,
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), GATEWAY_DATA_DIR: dataDir, GATEWAY_API_KEYS: token, ...env }
-  })
+  const child = await spawnGenway({ port, dataDir, token, env, cwd: dataDir, gatewayDir, stdio: ["ignore", countStdout ? "pipe" : "ignore", "ignore"] })
   children.push(child)
   const stdout: Output = { bytes: 0, lines: 0 }
   child.stdout?.on("data", (d: Buffer) => {

@@ -15,8 +15,6 @@ import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { Agent, request } from "node:http"
 import { Worker } from "node:worker_threads"
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import * as os from "node:os"
 import * as path from "node:path"
 import { randomUUID } from "node:crypto"
@@ -24,9 +22,7 @@ import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { genwayArgs } from "./main.js"
-
-const here = path.dirname(fileURLToPath(import.meta.url))
+import { spawnGenway } from "./main.js"
 
 const token = "bench-token"
 
@@ -140,14 +136,12 @@ export const workers = async (count = 10_000, seconds = 30) => {
   // The workers run in `genway serve` as deployed (the compiled gateway, its own process); its CPU
   // and RSS are read from /proc.
   const port = 18932
-  const child = spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), ...(await genwayArgs(path.join(here, ".."), ["serve"]))], {
+  const child = await spawnGenway({
+    port,
+    dataDir,
+    token,
     stdio: ["ignore", "ignore", "inherit"],
     env: {
-      ...process.env,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      GATEWAY_DATA_DIR: dataDir,
-      GATEWAY_API_KEYS: token,
       GATEWAY_SANDBOX_DELAY_MS: "3600000",
       GATEWAY_POLL_INTERVAL_MS: "5000",
       GATEWAY_WORKER_BATCH: "500",

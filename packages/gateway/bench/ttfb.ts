@@ -21,14 +21,12 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { Agent, request } from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { genwayArgs, isMain, printAndExit } from "./main.js"
+import { isMain, printAndExit, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 const model = "image-model-2.5-flash-image-preview"
@@ -113,21 +111,9 @@ const inProcessGateway = (port: number, dataDir: string, emulator: Emulator.Emul
 /** `genway serve` on `port` in a child process, vendor-d live against `emulator`; stopped with the scope. */
 const childGateway = (port: number, dataDir: string, emulator: Emulator.Emulator) =>
   Effect.gen(function*() {
-    const args = yield* Effect.promise(() => genwayArgs(fileURLToPath(new URL("..", import.meta.url)), ["serve"]))
     const child = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(process.execPath, [...(process.env.BENCH_GENWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), ...args], {
-          stdio: "ignore",
-          env: {
-            ...process.env,
-            HOST: "127.0.0.1",
-            PORT: String(port),
-            GATEWAY_DATA_DIR: dataDir,
-            GATEWAY_API_KEYS: token,
-            [VendorD.Config.BASE_URL]: emulator.baseUrl,
-            [VendorD.Config.API_KEY]: emulator.apiKey
-          }
-        })
+      Effect.promise(() =>
+        spawnGenway({ port, dataDir, token, env: { [VendorD.Config.BASE_URL]: emulator.baseUrl, [VendorD.Config.API_KEY]: emulator.apiKey } })
       ),
       (child) => Effect.sync(() => void child.kill())
     )

@@ -83,7 +83,8 @@ describe("row decoders (Rows.decoder)", () => {
       ["note", { ...rows[0], note: 5 }]
     ]
     for (const [column, row] of bad) {
-      for (const exit of [run(all(Effect.succeed([rows[0], row, rows[1]]))), run(one(Effect.succeed([row])))]) {
+      const exits: ReadonlyArray<Exit.Exit<unknown>> = [run(all(Effect.succeed([rows[0], row, rows[1]]))), run(one(Effect.succeed([row])))]
+      for (const exit of exits) {
         assert.isTrue(Exit.isFailure(exit), JSON.stringify(row))
         if (Exit.isFailure(exit)) {
           const defect = Cause.squash(exit.cause)
