@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The `genway` command. It runs the compiled gateway (`dist/genway.mjs`, see build.mjs), building
-// it first when it is missing or older than the sources, in this process: no second process, no
-// TypeScript compiler in memory. `GENWAY_FROM_SOURCE=1` runs the TypeScript sources through tsx
+// The `genway` command. It runs the compiled gateway (one module in the package's build cache, see
+// build.mjs), building it first when it is missing or older than its inputs, in this process: no
+// second process, no TypeScript compiler in memory. `GENWAY_FROM_SOURCE=1` runs the TypeScript sources through tsx
 // instead (development: stack traces point into the sources); the child handles Ctrl-C and this
 // wrapper passes its exit code on.
 import { spawn } from "node:child_process"
