@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn, type StdioOptions } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
+import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -68,4 +69,13 @@ export const spawnGenway = async (options: GenwayOptions): Promise<ChildProcess>
       GATEWAY_API_KEYS: options.token,
       ...options.env
     }
+  })
+
+/** A TCP port free on 127.0.0.1 right now. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
   })

@@ -22,7 +22,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import S3rver from "s3rver"
-import { isMain, printAndExit, spawnGenway } from "./main.js"
+import { freePort, isMain, printAndExit, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 const bucket = "bench-media"
@@ -41,14 +41,6 @@ export interface MirrorFigures {
 }
 
 const mb = (kb: number) => Math.round(kb / 1024)
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-mirror-"))
 

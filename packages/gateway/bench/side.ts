@@ -20,11 +20,10 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { spawnGenway } from "./main.js"
+import { freePort, spawnGenway } from "./main.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -46,14 +45,6 @@ const stopAll = () => {
   for (const c of children) if (c.exitCode === null) c.kill("SIGTERM")
 }
 process.on("exit", stopAll)
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** Starts a node script that prints `{"port": n}` on its first line. */
 const startScript = (script: string, env: Record<string, string>, args: Array<string> = []) =>

@@ -22,7 +22,7 @@ import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { spawnGenway } from "./main.js"
+import { freePort, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 
@@ -103,7 +103,8 @@ export const creates = async (total = 10_000, concurrency = 32, workers = true) 
 export const workers = async (count = 10_000, seconds = 30) => {
   const entry = Registry.entries.find((e) => e.endpoints.includes("E4"))!
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-"))
-  const settings = settingsFor(dataDir, 18932, {
+  const port = await freePort()
+  const settings = settingsFor(dataDir, port, {
     sandboxDelayMs: 3_600_000,
     pollIntervalMs: Option.some(5000),
     workerBatch: 500,
@@ -135,7 +136,6 @@ export const workers = async (count = 10_000, seconds = 30) => {
   console.error(`workers: ${count} tasks seeded`)
   // The workers run in `genway serve` as deployed (the compiled gateway, its own process); its CPU
   // and RSS are read from /proc.
-  const port = 18932
   const child = await spawnGenway({
     port,
     dataDir,
@@ -173,6 +173,8 @@ export const workers = async (count = 10_000, seconds = 30) => {
     }
   } finally {
     child.kill("SIGKILL")
+    await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once("exit", resolve)))
+    fs.rmSync(dataDir, { recursive: true, force: true })
   }
 }
 

@@ -23,10 +23,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { Agent, request } from "node:http"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { isMain, printAndExit, spawnGenway } from "./main.js"
+import { freePort, isMain, printAndExit, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 const model = "image-model-2.5-flash-image-preview"
@@ -38,15 +37,6 @@ export interface TtfbOptions {
   /** Gateway, emulator and client on one event loop (default: the gateway in its own process). */
   readonly inProcess?: boolean
 }
-
-/** A free loopback port (the gateway binds it right after). */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 

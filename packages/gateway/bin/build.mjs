@@ -1,6 +1,7 @@
-// The compiled gateway: one JavaScript module, `node_modules/.cache/genway/genway.mjs` of this
-// package, built from `src/main.ts` by esbuild (a build cache, never published: its imports name
-// this install's files).
+// The compiled gateway: one JavaScript module, `genway.mjs`, built from `src/main.ts` by esbuild into
+// a build cache (never published: its imports name this install's files). The cache is this
+// package's `node_modules/.cache/genway`; where that cannot be written (a read-only install), the
+// user's cache directory (`$XDG_CACHE_HOME` or `~/.cache`, under `genway/<install>`).
 //
 // The gateway's own sources and the workspace packages it runs (`@genway/*`, TypeScript) are
 // compiled into the module; every other package stays where the install put it and is imported
@@ -8,10 +9,11 @@
 // from that package). Running this module instead of the sources through `tsx` saves the
 // compiler's memory and work in every gateway process (README, "Benchmarks").
 //
-// `ensureBuilt()` builds when the module is missing or older than any of its inputs: the sources
-// the last build compiled in (esbuild's record), their packages' manifests, the lockfile and this
-// file (a build takes about 2 s, the check a few ms). `node bin/build.mjs` builds unconditionally.
-import * as esbuild from "esbuild"
+// Beside the module, `genway.inputs.json` records what the build read: the install's directory and,
+// for every source compiled in (esbuild's record), its package's manifest and TypeScript
+// configuration, the lockfile and this file, the modification time and size it had. `ensureBuilt()`
+// uses a module whose record still holds and builds otherwise (about 2 s; the check takes a few
+// ms). `node bin/build.mjs` builds unconditionally.
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -22,23 +24,17 @@ const gatewayDir = fileURLToPath(new URL("..", import.meta.url))
 const packagesDir = path.dirname(gatewayDir)
 const rootDir = path.dirname(packagesDir)
 
-/** Where the compiled gateway is written: this package's build cache, else (read-only install) a temporary directory. */
-const cacheDir = () => {
-  const own = path.join(gatewayDir, "node_modules", ".cache", "genway")
-  try {
-    fs.mkdirSync(own, { recursive: true })
-    fs.accessSync(own, fs.constants.W_OK)
-    return own
-  } catch {
-    const key = createHash("sha256").update(gatewayDir).digest("hex").slice(0, 12)
-    const temporary = path.join(os.tmpdir(), `genway-build-${key}`)
-    fs.mkdirSync(temporary, { recursive: true })
-    return temporary
-  }
+/** The caches the compiled gateway may be in, in order: this package's, then the user's. */
+const cacheDirs = () => {
+  const install = createHash("sha256").update(gatewayDir).digest("hex").slice(0, 16)
+  const userCache = process.env.XDG_CACHE_HOME !== undefined && process.env.XDG_CACHE_HOME !== ""
+    ? process.env.XDG_CACHE_HOME
+    : path.join(os.homedir(), ".cache")
+  return [path.join(gatewayDir, "node_modules", ".cache", "genway"), path.join(userCache, "genway", install)]
 }
 
-/** The compiled gateway's path. */
-export const outfile = path.join(cacheDir(), "genway.mjs")
+const moduleIn = (dir) => path.join(dir, "genway.mjs")
+const recordIn = (dir) => path.join(dir, "genway.inputs.json")
 
 const isWorkspacePackage = (specifier) => specifier === "@genway" || specifier.startsWith("@genway/")
 
@@ -58,57 +54,115 @@ const externals = {
   }
 }
 
-/** The `package.json` of the package a source file belongs to. */
-const manifestOf = (file) => {
+/** The directory of the package a source file belongs to (where its `package.json` is). */
+const packageOf = (file) => {
   for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    const manifest = path.join(dir, "package.json")
-    if (fs.existsSync(manifest)) return manifest
+    if (fs.existsSync(path.join(dir, "package.json"))) return dir
   }
   return undefined
 }
 
-/** Builds the compiled gateway now (atomically: concurrent builds each write their own file, then rename). */
+/** A file's modification time and size, or `null` when it is gone. */
+const stamp = (file) => {
+  try {
+    const stat = fs.statSync(file)
+    return [stat.mtimeMs, stat.size]
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The first cache directory that can be written, made if missing: this package's readable by all
+ * (an image built as one user runs as another), the user's own for that user only.
+ */
+const writableCache = () => {
+  for (const [i, dir] of cacheDirs().entries()) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, ...(i > 0 ? { mode: 0o700 } : {}) })
+      fs.accessSync(dir, fs.constants.W_OK)
+      return dir
+    } catch {
+      // the next one
+    }
+  }
+  throw new Error(
+    `cannot write the compiled gateway to ${cacheDirs().join(" or ")}: run \`node bin/build.mjs\` (in ${gatewayDir}) as the user who installed it, or set GENWAY_FROM_SOURCE=1`
+  )
+}
+
+/**
+ * Builds the compiled gateway now and returns its path (atomically: concurrent builds each write
+ * their own files, then rename them into place).
+ */
 export const build = async () => {
-  const temporary = `${outfile}.${process.pid}.${Date.now()}.tmp`
-  const result = await esbuild.build({
-    entryPoints: [path.join(gatewayDir, "src", "main.ts")],
-    outfile: temporary,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    // Class and function names stay as written (bundling renames clashing ones): errors and logs name them.
-    keepNames: true,
-    legalComments: "none",
-    logLevel: "warning",
-    metafile: true,
-    absWorkingDir: gatewayDir,
-    plugins: [externals]
-  })
-  // Every source compiled in, with the manifests of the packages they belong to.
-  const sources = Object.keys(result.metafile.inputs).map((file) => path.resolve(gatewayDir, file))
-  const manifests = new Set(sources.map(manifestOf).filter((file) => file !== undefined))
-  fs.writeFileSync(`${temporary}.inputs`, JSON.stringify([...sources, ...manifests]))
-  fs.renameSync(`${temporary}.inputs`, inputsFile)
-  fs.renameSync(temporary, outfile)
-  return outfile
+  const dir = writableCache()
+  const esbuild = await import("esbuild")
+  const started = Date.now()
+  const temporary = path.join(dir, `genway.mjs.${process.pid}.${started}.tmp`)
+  try {
+    const result = await esbuild.build({
+      entryPoints: [path.join(gatewayDir, "src", "main.ts")],
+      outfile: temporary,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      // Class and function names stay as written (bundling renames clashing ones): errors and logs name them.
+      keepNames: true,
+      legalComments: "none",
+      logLevel: "warning",
+      metafile: true,
+      absWorkingDir: gatewayDir,
+      plugins: [externals]
+    })
+    // Every source compiled in; its package's manifest and TypeScript configuration; the lockfile and this file.
+    const sources = Object.keys(result.metafile.inputs).map((file) => path.resolve(gatewayDir, file))
+    const packages = new Set(sources.map(packageOf).filter((p) => p !== undefined))
+    const inputs = [
+      ...sources,
+      ...[...packages].flatMap((p) => [path.join(p, "package.json"), path.join(p, "tsconfig.json")]),
+      path.join(rootDir, "tsconfig.base.json"),
+      path.join(rootDir, "pnpm-lock.yaml"),
+      fileURLToPath(import.meta.url)
+    ]
+    // A file changed while the build ran is recorded as unseen, so the next start builds again.
+    const record = {
+      gatewayDir,
+      inputs: inputs.map((file) => {
+        const s = stamp(file)
+        return [file, s !== null && s[0] >= started ? [-1, -1] : s]
+      })
+    }
+    fs.writeFileSync(`${temporary}.inputs`, JSON.stringify(record))
+    fs.renameSync(temporary, moduleIn(dir))
+    fs.renameSync(`${temporary}.inputs`, recordIn(dir))
+    return moduleIn(dir)
+  } finally {
+    fs.rmSync(temporary, { force: true })
+    fs.rmSync(`${temporary}.inputs`, { force: true })
+    // esbuild's service process would otherwise live as long as the gateway.
+    await esbuild.stop()
+  }
 }
 
-/** The files the last build read (esbuild's record of them), beside the compiled gateway. */
-const inputsFile = outfile.replace(/\.mjs$/, ".inputs.json")
-
-/** Whether the compiled gateway is newer than every input of its build (none missing). */
-const isFresh = () => {
-  if (!fs.existsSync(outfile) || !fs.existsSync(inputsFile)) return false
-  const built = fs.statSync(outfile).mtimeMs
-  // The lockfile of a workspace checkout: an install that changes it may move the imported files.
-  const lockfile = path.join(rootDir, "pnpm-lock.yaml")
-  const inputs = [fileURLToPath(import.meta.url), ...(fs.existsSync(lockfile) ? [lockfile] : []), ...JSON.parse(fs.readFileSync(inputsFile, "utf8"))]
-  return inputs.every((file) => fs.existsSync(file) && fs.statSync(file).mtimeMs < built)
+/** Whether the module in `dir` was built from this install's files as they are now. */
+const isFresh = (dir) => {
+  try {
+    if (!fs.existsSync(moduleIn(dir))) return false
+    const record = JSON.parse(fs.readFileSync(recordIn(dir), "utf8"))
+    if (record.gatewayDir !== gatewayDir || !Array.isArray(record.inputs)) return false
+    return record.inputs.every(([file, seen]) => JSON.stringify(stamp(file)) === JSON.stringify(seen))
+  } catch {
+    return false
+  }
 }
 
-/** Builds unless `dist/genway.mjs` is newer than every input; returns its path. */
-export const ensureBuilt = async () => (isFresh() ? outfile : build())
+/** The compiled gateway's path: a module built from the files as they are now, building one if needed. */
+export const ensureBuilt = async () => {
+  const fresh = cacheDirs().find(isFresh)
+  return fresh !== undefined ? moduleIn(fresh) : build()
+}
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const file = await build()

@@ -6,6 +6,7 @@
 // wrapper passes its exit code on.
 import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
+import * as os from "node:os"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
 if (process.env.GENWAY_FROM_SOURCE === "1") {
@@ -15,7 +16,7 @@ if (process.env.GENWAY_FROM_SOURCE === "1") {
     stdio: "inherit"
   })
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))
-  child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + 2)))
+  child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + (os.constants.signals[signal] ?? 0))))
 } else {
   const { ensureBuilt } = await import("./build.mjs")
   await import(pathToFileURL(await ensureBuilt()).href)

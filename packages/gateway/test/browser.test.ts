@@ -10,14 +10,12 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { anchorOf } from "../src/docs/Page.js"
+import { bin } from "./processes.js"
 import { freePort, tempDir } from "./harness.js"
 
-/** The `genway` command as installed: the compiled gateway, in the process spawned. */
-const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
 const chromiumPath = process.env["GENWAY_TEST_CHROMIUM"] ?? "/usr/bin/chromium"
 const available = fs.existsSync(chromiumPath)
 if (!available) console.warn(`browser tests skipped: no Chromium at ${chromiumPath} (apt-get install chromium, or set GENWAY_TEST_CHROMIUM)`)

@@ -7,12 +7,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { freePort, tempDir } from "./harness.js"
-import { until } from "./processes.js"
+import { bin, until } from "./processes.js"
 
-/** The `genway` command as installed: the compiled gateway, in the process spawned. */
-const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
 const token = "process-test-token"
 
 interface Run {

@@ -25,7 +25,7 @@ export const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())))
 
 /** The `genway` command as installed: the compiled gateway, in the process spawned. */
-const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
+export const bin = fileURLToPath(new URL("../bin/genway.mjs", import.meta.url))
 
 const tails = new WeakMap<ChildProcess, { text: string }>()
 

@@ -96,10 +96,19 @@ describe("row decoders (Rows.decoder)", () => {
     assert.isTrue(Exit.isFailure(run(all(Effect.succeed([null])))))
   })
 
-  it("a row schema of another shape (an optional field) is decoded by the schema itself", () => {
+  it("a row schema of another shape (optional fields, parse options) is decoded by the schema itself", () => {
     const Other = Schema.Struct({ id: Schema.String, label: Schema.optionalWith(Schema.String, { default: () => "none" }) })
     const other = Rows.decoder(Other, (row) => row)
     assert.deepStrictEqual(run(other.all(Effect.succeed([{ id: "a" }, { id: "b", label: "x" }]))), Exit.succeed([{ id: "a", label: "none" }, { id: "b", label: "x" }]))
     assert.isTrue(Exit.isFailure(run(other.one(Effect.succeed([{ id: 1 }])))))
+    // An optional field: a missing key stays missing, as the schema decodes it.
+    const Optional = Schema.Struct({ id: Schema.String, label: Schema.optional(Schema.String) })
+    const optional = Rows.decoder(Optional, (row) => row)
+    assert.deepStrictEqual(run(optional.all(Effect.succeed([{ id: "a" }, { id: "b", label: "x" }]))), Exit.succeed([{ id: "a" }, { id: "b", label: "x" }]))
+    // Parse options of the schema's own apply: an excess column refused.
+    const Exact = Schema.Struct({ id: Schema.String }).annotations({ parseOptions: { onExcessProperty: "error" } })
+    const exact = Rows.decoder(Exact, (row) => row)
+    assert.isTrue(Exit.isFailure(run(exact.all(Effect.succeed([{ id: "a", extra: 1 }])))))
+    assert.deepStrictEqual(run(exact.one(Effect.succeed([{ id: "a" }]))), Exit.succeed(Option.some({ id: "a" })))
   })
 })

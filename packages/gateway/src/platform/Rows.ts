@@ -97,9 +97,8 @@ const invalid: unique symbol = Symbol.for("@genway/gateway/Rows/invalid")
 type Read = (u: unknown) => unknown
 
 /**
- * A reader for one field type, or `undefined` when it needs the full decoder. Column schemas read
- * with their own `read`; strings and literals are checked where they stand; any other type is
- * decoded by its own schema (a JSON column, say).
+ * A reader for one field type: column schemas read with their own `read`; strings and literals are
+ * checked where they stand; any other type is decoded by its own schema (a JSON column, say).
  */
 const fieldReader = (ast: AST.AST): Read => {
   const read = ast.annotations[ColumnRead] as ((u: unknown) => unknown) | undefined
@@ -133,10 +132,13 @@ const fieldReader = (ast: AST.AST): Read => {
  * does), or `invalid`, for which the caller runs the schema's own decoder to get its error. It
  * exists for what decoding costs: the schema's decoder makes an `Either` per field and an `Effect`
  * per row, a fifth of what the poll workers allocate (`pnpm bench polls`). `undefined` for a schema
- * of another shape (optional fields, index signatures, transformations of the whole row).
+ * of another shape (optional fields, index signatures, transformations of the whole row, parse
+ * options of its own).
  */
 const rowReader = <A>(ast: AST.AST): ((u: unknown) => A | typeof invalid) | undefined => {
   if (!AST.isTypeLiteral(ast) || ast.indexSignatures.length > 0) return undefined
+  // Parse options of the schema's own (`exact`, `onExcessProperty`) are the schema decoder's to apply.
+  if (ast.annotations[AST.ParseOptionsAnnotationId] !== undefined) return undefined
   const fields: Array<readonly [string, Read]> = []
   for (const property of ast.propertySignatures) {
     if (property.isOptional || typeof property.name !== "string") return undefined
