@@ -19,5 +19,13 @@ if (process.env.GENWAY_FROM_SOURCE === "1") {
   child.on("exit", (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + (os.constants.signals[signal] ?? 0))))
 } else {
   const { ensureBuilt } = await import("./build.mjs")
-  await import(pathToFileURL(await ensureBuilt()).href)
+  let compiled
+  try {
+    compiled = await ensureBuilt()
+  } catch (error) {
+    // One line, as the gateway's own start-up failures (esbuild has printed a compile error above it).
+    console.error(`genway: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`)
+    process.exit(1)
+  }
+  await import(pathToFileURL(compiled).href)
 }
