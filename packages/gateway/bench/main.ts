@@ -79,3 +79,32 @@ export const freePort = () =>
       server.close(() => resolve(port))
     })
   })
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const ticksPerSecond = 100
+
+/**
+ * CPU time (user + system) a process has used, in ms, from /proc (Linux); undefined elsewhere.
+ * Steadier than throughput on a shared machine: the scheduler takes cores away from every
+ * contestant alike, but what a request costs stays what it is.
+ */
+export const cpuMs = (pid: number | undefined): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime are fields 14 and 15 of stat(5), counted after the ")" from field 3.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
+  } catch {
+    return undefined
+  }
+}
+
+/** The process's resident set, in KiB. */
+export const rssKb = (pid: number): number | undefined => {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+    return m === null ? undefined : Number(m[1])
+  } catch {
+    return undefined
+  }
+}

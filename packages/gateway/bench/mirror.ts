@@ -22,7 +22,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import S3rver from "s3rver"
-import { freePort, isMain, printAndExit, spawnGenway } from "./main.js"
+import { freePort, isMain, printAndExit, rssKb, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 const bucket = "bench-media"
@@ -44,15 +44,6 @@ const mb = (kb: number) => Math.round(kb / 1024)
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-mirror-"))
 
-/** The process's resident set, in KiB. */
-const rssKb = (pid: number): number | undefined => {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
-    return m === null ? undefined : Number(m[1])
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Serves a video of `size.bytes` (read per request) at any path, written 64 KiB at a time as the

@@ -23,7 +23,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { freePort, spawnGenway } from "./main.js"
+import { cpuMs, freePort, spawnGenway } from "./main.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -207,25 +207,6 @@ const warmSeconds = (quick: boolean) => (quick ? 2 : 20)
 const max = (job: Job, seconds: number, connections = 50) => runLoad<Cannon>({ mode: "max", ...job, connections, seconds })
 const atRate = (job: Job, seconds: number, rate: number) => runLoad<Cannon>({ mode: "rate", ...job, connections: 50, seconds, rate })
 const sequential = (job: Job, requests: number, warmup: number) => runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup })
-
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
-const ticksPerSecond = 100
-
-/**
- * CPU time (user + system) a process has used, in ms, from /proc (Linux); undefined elsewhere.
- * Steadier than throughput on a shared machine: the scheduler takes cores away from every
- * contestant alike, but what a request costs stays what it is.
- */
-const cpuMs = (pid: number | undefined): number | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    // utime and stime are fields 14 and 15 of stat(5), counted after the ")" from field 3.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Waits until none of `pids` uses more than 5 % of a core over half a second (at most 60 s, then

@@ -22,7 +22,7 @@ import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { freePort, spawnGenway } from "./main.js"
+import { cpuMs, freePort, rssKb, spawnGenway } from "./main.js"
 
 const token = "bench-token"
 
@@ -153,14 +153,14 @@ export const workers = async (count = 10_000, seconds = 30) => {
     // Let every task be submitted once, then measure steady-state polling.
     await sleep(6000)
     if (child.exitCode !== null || child.pid === undefined) throw new Error(`genway serve exited with ${child.exitCode}`)
-    const cpu0 = cpuMsOf(child.pid)
+    const cpu0 = cpuMs(child.pid) ?? 0
     const t0 = performance.now()
     let rssPeak = 0
     for (let s = 0; s < seconds; s++) {
       await sleep(1000)
-      rssPeak = Math.max(rssPeak, rssOf(child.pid))
+      rssPeak = Math.max(rssPeak, (rssKb(child.pid) ?? 0) * 1024)
     }
-    const cpu = cpuMsOf(child.pid) - cpu0
+    const cpu = (cpuMs(child.pid) ?? 0) - cpu0
     console.error("workers: measured")
     const wall = performance.now() - t0
     return {
@@ -179,15 +179,6 @@ export const workers = async (count = 10_000, seconds = 30) => {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** User + system CPU of a process so far, in ms (Linux /proc). */
-const cpuMsOf = (pid: number) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-}
-
-/** Resident memory of a process, in bytes (Linux /proc). */
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024
 
 /** Big bodies: `n` concurrent creates each carrying a 10 MB inline image. */
 export const bigBodies = async (n = 50) => {
