@@ -161,8 +161,17 @@ const isFresh = (dir) => {
 /** The compiled gateway's path: a module built from the files as they are now, building one if needed. */
 export const ensureBuilt = async () => {
   const fresh = cacheDirs().find(isFresh)
-  return fresh !== undefined ? moduleIn(fresh) : build()
+  if (fresh !== undefined) return moduleIn(fresh)
+  // One build per process at a time: callers that ask together (a bench starting several gateways
+  // at once) share it, rather than racing on one temporary file and on esbuild's one service.
+  building ??= build().finally(() => {
+    building = undefined
+  })
+  return building
 }
+
+/** The build this process is running, if any. */
+let building
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const file = await build()
