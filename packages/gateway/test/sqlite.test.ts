@@ -4,7 +4,9 @@
  * `@effect/sql` defines them, a failing statement is an `SqlError` with nothing half-applied, and
  * transactions that meet commit together: each returns only once the shared commit is durable, a
  * member that fails rolls back alone, and a commit that fails fails every member.
- * Ordering is driven by Deferreds, not timers.
+ * Ordering is driven by Deferreds, not timers. Every case runs twice: untraced (the gateway without
+ * an OTLP exporter: the client's lean statement and transaction path) and traced (the library's
+ * path, with its spans, which telemetry keeps).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import Database from "better-sqlite3"
@@ -13,18 +15,21 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Tracer from "effect/Tracer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Sqlite from "../src/platform/Sqlite.js"
 
-const withDb = <A, E>(body: (sql: SqlClient.SqlClient, file: string) => Effect.Effect<A, E>) => {
+const modes = ["untraced", "traced"] as const
+
+const withDb = <A, E>(mode: typeof modes[number], body: (sql: SqlClient.SqlClient, file: string) => Effect.Effect<A, E>) => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "genway-sqlite-")), "t.db")
   return Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`
     return yield* body(sql, file)
-  }).pipe(Effect.provide(Sqlite.layer(file)))
+  }).pipe(Effect.provide(Sqlite.layer(file)), Effect.withTracerEnabled(mode === "traced"))
 }
 
 /** What another connection to the file sees: only what is committed. */
@@ -59,9 +64,9 @@ const holding = (sql: SqlClient.SqlClient, id: string, fails = false) =>
 /** Lets every other runnable fiber run until it blocks. */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
 
-describe("embedded SQLite client", () => {
+describe.each(modes)("embedded SQLite client (%s)", (mode) => {
   it.effect("a statement outside a transaction waits for the open one, and is not rolled back with it", () =>
-    withDb((sql) =>
+    withDb(mode, (sql) =>
       Effect.gen(function*() {
         const inserted = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()
@@ -90,7 +95,7 @@ describe("embedded SQLite client", () => {
     ))
 
   it.effect("a failed savepoint rolls back alone; the outer transaction commits the rest", () =>
-    withDb((sql) =>
+    withDb(mode, (sql) =>
       Effect.gen(function*() {
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`INSERT INTO t (id, n) VALUES ('a', 1)`
@@ -107,7 +112,7 @@ describe("embedded SQLite client", () => {
     ))
 
   it.effect("a failing statement is an SqlError and leaves the connection usable", () =>
-    withDb((sql) =>
+    withDb(mode, (sql) =>
       Effect.gen(function*() {
         const failed = yield* Effect.flip(sql`INSERT INTO missing_table (x) VALUES (1)`)
         assert.strictEqual(failed._tag, "SqlError")
@@ -121,7 +126,7 @@ describe("embedded SQLite client", () => {
     ))
 
   it.effect("transactions that meet commit together: each returns only once the shared commit is done; one that fails rolls back alone", () =>
-    withDb((sql, file) =>
+    withDb(mode, (sql, file) =>
       Effect.gen(function*() {
         const a = yield* holding(sql, "a")
         yield* Deferred.await(a.inserted)
@@ -142,7 +147,7 @@ describe("embedded SQLite client", () => {
     ))
 
   it.effect("a commit that fails fails every transaction in it, and the connection stays usable", () =>
-    withDb((sql, file) =>
+    withDb(mode, (sql, file) =>
       Effect.gen(function*() {
         yield* sql`PRAGMA foreign_keys = ON`
         yield* sql`CREATE TABLE parent (id TEXT PRIMARY KEY)`
@@ -161,4 +166,29 @@ describe("embedded SQLite client", () => {
         assert.deepStrictEqual(yield* ids(sql), ["z"])
       })
     ))
+})
+
+describe("embedded SQLite client, spans", () => {
+  it.effect("traced, statements and transactions make the library's spans; untraced, none is made", () =>
+    Effect.gen(function*() {
+      const names: Array<string> = []
+      const tracer = Tracer.make({
+        span: (name, parent, context, links, startTime, kind, options) => {
+          names.push(name)
+          return Effect.runSync(Effect.map(Effect.tracer, (t) => t.span(name, parent, context, links, startTime, kind, options)))
+        },
+        context: (f) => f()
+      })
+      const run = (traced: boolean) =>
+        withDb(traced ? "traced" : "untraced", (sql) =>
+          Effect.gen(function*() {
+            names.length = 0
+            yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('a', 1)`)
+            assert.deepStrictEqual(yield* ids(sql), ["a"])
+            return [...names]
+          })).pipe(Effect.withTracer(tracer))
+      assert.deepStrictEqual(yield* run(false), [])
+      const traced = yield* run(true)
+      assert.includeMembers(traced, ["sql.transaction", "sql.execute"])
+    }))
 })
