@@ -26,6 +26,32 @@ describe("row column schemas", () => {
     assert.deepStrictEqual(decode({ n: 0 }), Either.right({ n: 0, m: null, t: null }))
   })
 
+  it("JSON text columns: parsed and checked; NULL only where nullable; bad JSON or the wrong shape refused, naming the column", () => {
+    const isStrings = (u: unknown): u is Record<string, string> =>
+      u !== null && typeof u === "object" && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
+    const J = Schema.Struct({
+      h: Rows.JsonText("Strings", "JSON text of an object of strings", isStrings),
+      r: Rows.JsonText("Strings", "JSON text of an object of strings, or NULL", isStrings, true)
+    })
+    const decodeJ = Schema.decodeUnknownEither(J)
+    assert.deepStrictEqual(decodeJ({ h: '{"a":"b"}', r: null }), Either.right({ h: { a: "b" }, r: null }))
+    assert.deepStrictEqual(decodeJ({ h: "{}", r: '{"x":"y"}' }), Either.right({ h: {}, r: { x: "y" } }))
+    assert.deepStrictEqual(decodeJ({ h: "{}" }), Either.right({ h: {}, r: null }))
+    const refused: ReadonlyArray<[string, Record<string, unknown>]> = [
+      ["h", { h: null, r: null }],
+      ["h", { h: "{not json", r: null }],
+      ["h", { h: '{"a":1}', r: null }],
+      ["h", { h: "[]", r: null }],
+      ["h", { h: { a: "b" }, r: null }],
+      ["r", { h: "{}", r: '"text"' }]
+    ]
+    for (const [column, bad] of refused) {
+      const result = decodeJ(bad)
+      assert.isTrue(Either.isLeft(result), `${JSON.stringify(bad)} was accepted`)
+      if (Either.isLeft(result)) assert.include(String(result.left), `["${column}"]`)
+    }
+  })
+
   it("anything else is refused, naming the column", () => {
     const cases: ReadonlyArray<[string, Record<string, unknown>]> = [
       ["n", { n: null }],

@@ -92,6 +92,29 @@ export const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseError, R
     R
   >
 
+/**
+ * A JSON text column (`TEXT` holding JSON) whose parsed value `is` accepts; `nullable` also takes
+ * `NULL`. Parsed once and checked by `is`, where `Schema.parseJson(schema)` decoded the parsed
+ * value through the schema: each claimed task has two such columns, and that decode was most of
+ * what reading a claimed row allocated. Decoding only (rows are read, never encoded, by schema).
+ */
+export const JsonText = <A>(
+  identifier: string,
+  description: string,
+  is: (u: unknown) => u is A,
+  nullable = false
+): Schema.Schema<A, string> =>
+  column<A, string>(identifier, description, (u) => {
+    if (typeof u !== "string") return nullable && (u === null || u === undefined) ? (null as A) : undefined
+    let value: unknown
+    try {
+      value = JSON.parse(u)
+    } catch {
+      return undefined
+    }
+    return is(value) ? value : undefined
+  })
+
 /** What a field reader returns for a value that is not one of its column's. */
 const invalid: unique symbol = Symbol.for("@genway/gateway/Rows/invalid")
 type Read = (u: unknown) => unknown

@@ -89,6 +89,16 @@ export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")
 /** The creating key already has `limit` tasks pending or processing. */
 export class InFlightExceeded extends Data.TaggedError("InFlightExceeded")<{ readonly limit: number }> {}
 
+/** The `hints` column's value: an object of strings. */
+const isHints = (u: unknown): u is Readonly<Record<string, string>> =>
+  u !== null && typeof u === "object" && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
+
+/** The `result` column's value: media keys in the store or vendor URLs, each item one of the two. */
+const isResult = (u: unknown): u is ReadonlyArray<ResultItem> =>
+  Array.isArray(u) && u.every((item) =>
+    item !== null && typeof item === "object" &&
+    (typeof (item as { media?: unknown }).media === "string" || typeof (item as { url?: unknown }).url === "string"))
+
 /** A `tasks` row as the database returns it; decoding fails (a defect) on a row that is not a task. */
 const TaskRow = Schema.Struct({
   id: Schema.String,
@@ -98,7 +108,7 @@ const TaskRow = Schema.Struct({
   mode: Schema.Literal("live", "sandbox"),
   status: TaskInfo.TaskStatus,
   request: Schema.String,
-  hints: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.String })),
+  hints: Rows.JsonText("Hints", "JSON text of an object of strings", isHints),
   idempotency_key: Rows.TextOrNull,
   request_hash: Rows.TextOrNull,
   upstream_model: Schema.String,
@@ -116,10 +126,10 @@ const TaskRow = Schema.Struct({
   error_code: Rows.NumOrNull,
   error_title: Rows.TextOrNull,
   error_detail: Rows.TextOrNull,
-  result: Schema.NullOr(Schema.parseJson(Schema.Array(Schema.Union(
-    Schema.Struct({ media: Schema.String }),
-    Schema.Struct({ url: Schema.String })
-  )))),
+  result: Rows.JsonText("Result", "JSON text of an array of {media} or {url} items, or NULL", isResult, true) as Schema.Schema<
+    ReadonlyArray<ResultItem> | null,
+    string | null
+  >,
   reported_seconds: Rows.NumOrNull,
   version: Rows.Num
 })
