@@ -31,7 +31,7 @@ describe("row column schemas", () => {
       u !== null && typeof u === "object" && !Array.isArray(u) && Object.values(u).every((v) => typeof v === "string")
     const J = Schema.Struct({
       h: Rows.JsonText("Strings", "JSON text of an object of strings", isStrings),
-      r: Rows.JsonText("Strings", "JSON text of an object of strings, or NULL", isStrings, true)
+      r: Rows.JsonTextOrNull("Strings", "JSON text of an object of strings, or NULL", isStrings)
     })
     const decodeJ = Schema.decodeUnknownEither(J)
     assert.deepStrictEqual(decodeJ({ h: '{"a":"b"}', r: null }), Either.right({ h: { a: "b" }, r: null }))

@@ -92,28 +92,30 @@ export const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseError, R
     R
   >
 
+/** Parses JSON text and checks it with `is`: the value, or `undefined` when it is not one. */
+const jsonRead = <A>(u: unknown, is: (u: unknown) => u is A): A | undefined => {
+  if (typeof u !== "string") return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(u)
+  } catch {
+    return undefined
+  }
+  return is(value) ? value : undefined
+}
+
 /**
- * A JSON text column (`TEXT` holding JSON) whose parsed value `is` accepts; `nullable` also takes
- * `NULL`. Parsed once and checked by `is`, where `Schema.parseJson(schema)` decoded the parsed
- * value through the schema: each claimed task has two such columns, and that decode was most of
- * what reading a claimed row allocated. Decoding only (rows are read, never encoded, by schema).
+ * A JSON text column (`TEXT` holding JSON) whose parsed value `is` accepts. Parsed once and checked
+ * by `is`, where `Schema.parseJson(schema)` decoded the parsed value through the schema: each
+ * claimed task has two such columns, and that decode was a good part of what reading a claimed row
+ * allocated. For decoding only (rows are read, never encoded, by schema).
  */
-export const JsonText = <A>(
-  identifier: string,
-  description: string,
-  is: (u: unknown) => u is A,
-  nullable = false
-): Schema.Schema<A, string> =>
-  column<A, string>(identifier, description, (u) => {
-    if (typeof u !== "string") return nullable && (u === null || u === undefined) ? (null as A) : undefined
-    let value: unknown
-    try {
-      value = JSON.parse(u)
-    } catch {
-      return undefined
-    }
-    return is(value) ? value : undefined
-  })
+export const JsonText = <A>(identifier: string, description: string, is: (u: unknown) => u is A): Schema.Schema<A, string> =>
+  column<A, string>(identifier, description, (u) => jsonRead(u, is))
+
+/** A nullable JSON text column (`undefined` from a driver counts as `NULL`). */
+export const JsonTextOrNull = <A>(identifier: string, description: string, is: (u: unknown) => u is A): Schema.Schema<A | null, string | null> =>
+  column<A | null, string | null>(identifier, description, (u) => (u === null || u === undefined ? null : jsonRead(u, is)))
 
 /** What a field reader returns for a value that is not one of its column's. */
 const invalid: unique symbol = Symbol.for("@genway/gateway/Rows/invalid")

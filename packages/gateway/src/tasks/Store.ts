@@ -126,10 +126,7 @@ const TaskRow = Schema.Struct({
   error_code: Rows.NumOrNull,
   error_title: Rows.TextOrNull,
   error_detail: Rows.TextOrNull,
-  result: Rows.JsonText("Result", "JSON text of an array of {media} or {url} items, or NULL", isResult, true) as Schema.Schema<
-    ReadonlyArray<ResultItem> | null,
-    string | null
-  >,
+  result: Rows.JsonTextOrNull("Result", "JSON text of an array of {media} or {url} items, or NULL", isResult),
   reported_seconds: Rows.NumOrNull,
   version: Rows.Num
 })
