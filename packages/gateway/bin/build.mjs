@@ -158,6 +158,9 @@ const isFresh = (dir) => {
   }
 }
 
+/** The build this process is running, if any. */
+let building
+
 /** The compiled gateway's path: a module built from the files as they are now, building one if needed. */
 export const ensureBuilt = async () => {
   const fresh = cacheDirs().find(isFresh)
@@ -169,9 +172,6 @@ export const ensureBuilt = async () => {
   })
   return building
 }
-
-/** The build this process is running, if any. */
-let building
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const file = await build()

@@ -122,8 +122,9 @@ const invalid: unique symbol = Symbol.for("@genway/gateway/Rows/invalid")
 type Read = (u: unknown) => unknown
 
 /**
- * A reader for one field type: column schemas read with their own `read`; strings and literals are
- * checked where they stand; any other type is decoded by its own schema (a JSON column, say).
+ * A reader for one field type: column schemas (numbers, nullable text, JSON text) read with their
+ * own `read`; strings and literals are checked where they stand; any other type is decoded by its
+ * own schema.
  */
 const fieldReader = (ast: AST.AST): Read => {
   const read = ast.annotations[ColumnRead] as ((u: unknown) => unknown) | undefined

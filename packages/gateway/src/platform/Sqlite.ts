@@ -228,12 +228,17 @@ export const make = (filename: string) =>
     // Inside a member: the member holds the connection.
     const direct = connection((e) => e)
 
+    /** A new member of the group, once the caller holds the connection's lock. */
+    const enter = () => {
+      memberActive = true
+      return member()
+    }
+
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(
         restore(lock.take(1)),
         Effect.flatMap(Effect.scope, (scope) => {
-          memberActive = true
-          const m = member()
+          const m = enter()
           return Effect.as(Scope.addFinalizer(scope, m.release), m.connection)
         })
       )
@@ -270,8 +275,7 @@ export const make = (filename: string) =>
           Effect.zipRight(
             restore(lock.take(1)),
             Effect.suspend(() => {
-              memberActive = true
-              const m = member()
+              const m = enter()
               const conn = m.connection
               return conn.executeUnprepared("BEGIN", [], undefined).pipe(
                 Effect.zipRight(Effect.locally(restore(effect), FiberRef.currentContext, Context.add(context, Client.TransactionConnection, [conn, 0]))),
