@@ -3,11 +3,13 @@
 // package's `node_modules/.cache/genway`; where that cannot be written (a read-only install), the
 // user's cache directory (`$XDG_CACHE_HOME` or `~/.cache`, under `genway/<install>`).
 //
-// The gateway's own sources and the workspace packages it runs (`@genway/*`, TypeScript) are
-// compiled into the module; every other package stays where the install put it and is imported
+// The gateway's own sources, the workspace packages it runs (`@genway/*`, TypeScript) and Effect
+// (`effect`, `@effect/*`: ES modules, one copy for all of them) are compiled into the module, only
+// the parts the gateway uses; every other package stays where the install put it and is imported
 // from there (by its resolved path, so a workspace package's own dependency resolves as it would
 // from that package). Running this module instead of the sources through `tsx` saves the
-// compiler's memory and work in every gateway process (README, "Benchmarks").
+// compiler's memory and work in every gateway process; compiling Effect in rather than loading its
+// hundreds of modules saves start-up time and memory (README, "Benchmarks").
 //
 // Beside the module, `genway.inputs.json` records what the build read: the install's directory and,
 // for every source compiled in (esbuild's record), its package's manifest and TypeScript
@@ -38,12 +40,15 @@ const recordIn = (dir) => path.join(dir, "genway.inputs.json")
 
 const isWorkspacePackage = (specifier) => specifier === "@genway" || specifier.startsWith("@genway/")
 
-/** Third-party imports stay imports, of the file the importing package would load. */
+/** Effect and its packages: compiled in (every importer, ours or an `@effect/*` package, gets the same copy). */
+const isEffect = (specifier) => specifier === "effect" || specifier.startsWith("effect/") || specifier.startsWith("@effect/")
+
+/** Third-party imports other than Effect stay imports, of the file the importing package would load. */
 const externals = {
   name: "genway-externals",
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
-      if (args.pluginData === "resolving" || isWorkspacePackage(args.path)) return undefined
+      if (args.pluginData === "resolving" || isWorkspacePackage(args.path) || isEffect(args.path)) return undefined
       if (args.path.startsWith("node:")) return { path: args.path, external: true }
       const resolved = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: "resolving" })
       if (resolved.errors.length > 0) return { errors: resolved.errors }
@@ -108,8 +113,11 @@ export const build = async () => {
       platform: "node",
       format: "esm",
       target: "node20",
-      // Class and function names stay as written (bundling renames clashing ones): errors and logs name them.
-      keepNames: true,
+      // Names as bundling leaves them (it renames clashing ones, `make` → `make34`): keeping the
+      // written ones wraps every function and class, inner ones on each call, in a `__name` call,
+      // which cost 8 % of an E2 request's CPU (README, "Benchmarks"). Nothing reads a function's or
+      // class's name: errors carry their tag and Effect names its error classes itself.
+      keepNames: false,
       legalComments: "none",
       logLevel: "warning",
       metafile: true,

@@ -4,15 +4,8 @@
  * `queueSize × partSize` bytes of a result are held at once; a cut upload is aborted and leaves no
  * object, and a replaced object appears whole (S3 completes a multipart upload atomically).
  */
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client
-} from "@aws-sdk/client-s3"
-import { Upload } from "@aws-sdk/lib-storage"
+import type * as ClientS3 from "@aws-sdk/client-s3"
+import type * as LibStorage from "@aws-sdk/lib-storage"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -26,6 +19,15 @@ import { type Blobs, type ByteRange, MediaError } from "./Blobs.js"
 const partSize = 8 * 1024 * 1024
 const queueSize = 2
 
+/**
+ * The AWS SDK, loaded when a bucket is configured: a gateway on its data directory does not load
+ * it (some 5 MB of memory and a tenth of a second of start-up).
+ */
+const sdk = Effect.tryPromise({
+  try: () => Promise.all([import("@aws-sdk/client-s3"), import("@aws-sdk/lib-storage")]),
+  catch: (e) => new MediaError(`could not load the AWS SDK: ${e instanceof Error ? e.message : String(e)}`)
+})
+
 /** What the SDK says went wrong, without request ids or credentials. */
 const describe = (what: string, e: unknown) => {
   const err = e as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } }
@@ -38,6 +40,10 @@ const describe = (what: string, e: unknown) => {
 /** The bucket store; the client is destroyed with the scope. */
 export const make = (settings: Extract<MediaStoreSettings, { _tag: "s3" }>) =>
   Effect.gen(function*() {
+    const [{ DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, S3Client }, { Upload }]: [
+      typeof ClientS3,
+      typeof LibStorage
+    ] = yield* sdk
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new S3Client({
