@@ -114,9 +114,9 @@ export const build = async () => {
       format: "esm",
       target: "node20",
       // Names as bundling leaves them (it renames clashing ones, `make` → `make34`): keeping the
-      // written ones wraps every function and class, inner ones on each call, in a `__name` call,
-      // which cost 8 % of an E2 request's CPU (README, "Benchmarks"). Nothing reads a function's or
-      // class's name: errors carry their tag and Effect names its error classes itself.
+      // written ones wraps every function and class, inner ones on each call, in a `__name` call
+      // (0.5–1.2 % of a loaded gateway's CPU profile; README, "Benchmarks"). Nothing reads a
+      // function's or class's name: errors carry their tag and Effect names its error classes itself.
       keepNames: false,
       legalComments: "none",
       logLevel: "warning",
