@@ -11,12 +11,13 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { VendorAdapter } from "@genway/core"
+import { CallLimit, VendorAdapter } from "@genway/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Outcome from "./Outcome.js"
@@ -136,6 +137,42 @@ export const deadline = <A, E, R, E2>(
         })), () => Fiber.interrupt(child)))
     )
   })
+
+/**
+ * `self` — exchanges through `client` and the work on their answers — or `onTimeout()` as its
+ * failure once `duration` has passed. With a client that enforces limits itself (`CallLimit`: the
+ * gateway's upstream client) no fiber is forked: the limit goes on the fiber for the client, whose
+ * timer aborts an exchange (or a body read) still running at the limit. With any other client,
+ * another clock (`TestClock`) or tracing on (the gateway's client then uses the platform's), this
+ * is `deadline`. Only what goes through the client is bounded: `self` must wait on nothing else.
+ */
+export const within = <A, E, R, E2>(
+  client: HttpClient.HttpClient,
+  self: Effect.Effect<A, E, R>,
+  duration: Duration.DurationInput,
+  onTimeout: () => E2
+): Effect.Effect<A, E | E2, R> => {
+  if (!CallLimit.isEnforcing(client)) return deadline(self, duration, onTimeout)
+  return Effect.clockWith((clock) =>
+    Effect.withFiberRuntime((fiber) => {
+      const ms = Duration.toMillis(duration)
+      if (!(clock instanceof LiveClock) || !(ms <= maxTimerMs) || fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
+        return deadline(self, duration, onTimeout)
+      }
+      const limit: CallLimit.CallLimit = { at: Date.now() + ms, expired: false, active: true }
+      return Effect.matchCauseEffect(Effect.locally(self, CallLimit.current, limit), {
+        onFailure: (cause): Effect.Effect<never, E | E2> => {
+          limit.active = false
+          return limit.expired ? Effect.fail(onTimeout()) : Effect.failCause(cause)
+        },
+        onSuccess: (a) => {
+          limit.active = false
+          return Effect.succeed(a)
+        }
+      })
+    })
+  )
+}
 
 /** Bounds an HTTP effect by `timeout` and turns client errors and the timeout into `NoAnswer`. */
 export const guard = <A, R>(

@@ -5,7 +5,7 @@ import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
-import { VendorAdapter } from "@genway/core"
+import { CallLimit, VendorAdapter } from "@genway/core"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
@@ -375,5 +375,52 @@ describe("Http.deadline: a time limit without Effect.timeoutFail's two fibers", 
       assert.isTrue((yield* Fiber.poll(fiber))._tag === "None")
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(fiber), "late")
+    }))
+})
+
+describe("Http.within: a time limit the client enforces, without a forked fiber", () => {
+  /** A client that answers nothing (within's choice of path is what is tested here). */
+  const silent = (): HttpClient.HttpClient => HttpClient.make(() => Effect.never)
+
+  it.live("with an enforcing client, self runs on the caller's fiber under an active limit, inactive afterwards", () =>
+    Effect.gen(function*() {
+      const outer = yield* Effect.fiberId
+      let seen: CallLimit.CallLimit | undefined
+      const inner = yield* Http.within(
+        CallLimit.markEnforcing(silent()),
+        Effect.zipLeft(Effect.fiberId, Effect.tap(FiberRef.get(CallLimit.current), (l) => Effect.sync(() => void (seen = l)))),
+        "1 second",
+        () => "timeout"
+      )
+      assert.deepStrictEqual(inner, outer)
+      assert.isDefined(seen)
+      assert.isFalse(seen!.active)
+      assert.isFalse(seen!.expired)
+      assert.isUndefined(yield* FiberRef.get(CallLimit.current))
+    }).pipe(Effect.withTracerEnabled(false)))
+
+  it.live("a failure after the client marked the limit expired is the timeout; another failure stays itself", () =>
+    Effect.gen(function*() {
+      const client = CallLimit.markEnforcing(silent())
+      const expiring = Effect.flatMap(FiberRef.get(CallLimit.current), (l) => {
+        l!.expired = true
+        return Effect.fail("aborted by the client")
+      })
+      assert.strictEqual(yield* Effect.flip(Http.within(client, expiring, "1 second", () => "timeout")), "timeout")
+      assert.strictEqual(yield* Effect.flip(Http.within(client, Effect.fail("refused"), "1 second", () => "timeout")), "refused")
+    }).pipe(Effect.withTracerEnabled(false)))
+
+  it.live("any other client, or tracing on: self runs in a forked fiber (Http.deadline), no limit on the fiber", () =>
+    Effect.gen(function*() {
+      const outer = yield* Effect.fiberId
+      const probe = Effect.zip(Effect.fiberId, FiberRef.get(CallLimit.current))
+      const [plainId, plainLimit] = yield* Http.within(silent(), probe, "1 second", () => "timeout").pipe(Effect.withTracerEnabled(false))
+      assert.notDeepEqual(plainId, outer)
+      assert.isUndefined(plainLimit)
+      const [tracedId, tracedLimit] = yield* Http.within(CallLimit.markEnforcing(silent()), probe, "1 second", () => "timeout").pipe(
+        Effect.withTracerEnabled(true)
+      )
+      assert.notDeepEqual(tracedId, outer)
+      assert.isUndefined(tracedLimit)
     }))
 })

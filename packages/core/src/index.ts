@@ -20,3 +20,5 @@ export * as Chat from "./Chat.js"
 export * as Responses from "./Responses.js"
 /** A vendor as one value: id, surfaces built from its variables, sandboxes. */
 export * as VendorManifest from "./VendorManifest.js"
+/** Time limits an HTTP client enforces itself (adapter-kit's `Http.within`, the gateway's upstream client). */
+export * as CallLimit from "./CallLimit.js"

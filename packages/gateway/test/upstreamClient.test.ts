@@ -11,12 +11,17 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as Redacted from "effect/Redacted"
+import { Responses as VendorAResponses } from "@genway/adapter-vendor-a"
+import { CallLimit } from "@genway/core"
+import * as Upstream from "../src/observability/Upstream.js"
 import * as UpstreamClient from "../src/platform/UpstreamClient.js"
 
 /** A local server answering with `handler`, for the scope. */
@@ -128,4 +133,79 @@ describe("upstream client", () => {
       yield* Effect.flatMap(http.get(`${base}/plain`), (r) => r.text).pipe(Effect.withTracerEnabled(false))
       assert.isUndefined(traceparent)
     }))
+
+  describe("time limits (CallLimit)", () => {
+    /** A limit ending `ms` from now, for the exchanges made by `effect`. */
+    const limited = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number) => {
+      const limit: CallLimit.CallLimit = { at: Date.now() + ms, expired: false, active: true }
+      return Effect.map(Effect.either(Effect.locally(effect, CallLimit.current, limit)), (result) => ({ result, limit }))
+    }
+
+    it.scoped("the lean client says it enforces limits, and so does it measured; the platform's client does not", () =>
+      Effect.gen(function*() {
+        const http = yield* client
+        assert.isTrue(CallLimit.isEnforcing(http))
+        assert.isTrue(CallLimit.isEnforcing(Upstream.instrument(http)))
+        const platform = yield* Effect.map(Layer.build(NodeHttpClient.layerUndici), (c) => Context.get(c, HttpClient.HttpClient))
+        assert.isFalse(CallLimit.isEnforcing(platform))
+        assert.isFalse(CallLimit.isEnforcing(Upstream.instrument(platform)))
+      }))
+
+    it.scopedLive("a vendor that never answers: the exchange fails at the limit, aborted at the server", () =>
+      Effect.gen(function*() {
+        const aborted = yield* Deferred.make<void>()
+        const { base } = yield* serve((req) => req.on("close", () => Deferred.unsafeDone(aborted, Effect.void)))
+        const http = yield* client
+        const { limit, result } = yield* limited(http.get(`${base}/silent`), 100)
+        assert.isTrue(result._tag === "Left" && result.left._tag === "RequestError" && result.left.reason === "Transport")
+        assert.isTrue(limit.expired)
+        yield* Deferred.await(aborted)
+      }).pipe(lean))
+
+    it.scopedLive("a body that stops midway: its read fails at the limit", () =>
+      Effect.gen(function*() {
+        const { base } = yield* serve((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.write("{\"partial\":")
+        })
+        const http = yield* client
+        const { limit, result } = yield* limited(Effect.flatMap(http.get(`${base}/stalled`), (r) => r.text), 100)
+        assert.isTrue(result._tag === "Left" && result.left._tag === "ResponseError")
+        assert.isTrue(limit.expired)
+      }).pipe(lean))
+
+    it.scopedLive("an exchange that ends in time is untouched; a limit already over fails the next one at once", () =>
+      Effect.gen(function*() {
+        const { base } = yield* serve((_req, res) => res.end("fine"))
+        const http = yield* client
+        const ok = yield* limited(Effect.flatMap(http.get(`${base}/quick`), (r) => r.text), 10_000)
+        assert.deepStrictEqual(ok.result, Either.right("fine"))
+        assert.isFalse(ok.limit.expired)
+        const over: CallLimit.CallLimit = { at: Date.now() - 1, expired: false, active: true }
+        const late = yield* Effect.either(Effect.locally(http.get(`${base}/late`), CallLimit.current, over))
+        assert.isTrue(late._tag === "Left" && late.left._tag === "RequestError")
+        assert.isTrue(over.expired)
+        // A limit whose effect has ended (inactive) bounds nothing.
+        const ended: CallLimit.CallLimit = { at: Date.now() - 1, expired: false, active: false }
+        const after = yield* Effect.flatMap(Effect.locally(http.get(`${base}/after`), CallLimit.current, ended), (r) => r.text)
+        assert.strictEqual(after, "fine")
+        assert.isFalse(ended.expired)
+      }).pipe(lean))
+
+    it.scopedLive("vendor-a's create through the gateway's client: a silent vendor is a 504 at the create limit, as through the platform's client", () =>
+      Effect.gen(function*() {
+        const { base } = yield* serve(() => {})
+        const config = { baseUrl: base, apiKey: Redacted.make("k") }
+        const timeouts = { create: "150 millis" } as const
+        const lean = yield* VendorAResponses.make(config, { timeouts }).pipe(Effect.provideService(HttpClient.HttpClient, Upstream.instrument(yield* client)))
+        const viaLean = yield* Effect.flip(lean.create({ model: "m", input: "x" }))
+        assert.strictEqual(viaLean._tag, "UpstreamUnavailable")
+        assert.strictEqual(viaLean.status, 504)
+        const platform = yield* Effect.map(Layer.build(NodeHttpClient.layerUndici), (c) => Context.get(c, HttpClient.HttpClient))
+        const forked = yield* VendorAResponses.make(config, { timeouts }).pipe(Effect.provideService(HttpClient.HttpClient, platform))
+        const viaPlatform = yield* Effect.flip(forked.create({ model: "m", input: "x" }))
+        assert.strictEqual(viaPlatform._tag, "UpstreamUnavailable")
+        assert.strictEqual(viaPlatform.status, 504)
+      }).pipe(lean))
+  })
 })

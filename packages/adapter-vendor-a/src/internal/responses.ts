@@ -153,7 +153,7 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
     limit: Duration.DurationInput,
     effect: Effect.Effect<A, HttpClientError.HttpClientError | Responses.UpstreamError>
   ): Effect.Effect<A, Responses.UpstreamError> =>
-    Http.deadline(effect, limit, () => unavailable(504, `${VENDOR} did not answer in time`)).pipe(
+    Http.within(client, effect, limit, () => unavailable(504, `${VENDOR} did not answer in time`)).pipe(
       Effect.catchTags({ RequestError: fromClientError, ResponseError: fromClientError })
     )
 

@@ -10,6 +10,7 @@
  * registry entry through the request's telemetry.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
+import { CallLimit } from "@genway/core"
 import type { VendorAdapter } from "@genway/core"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -45,8 +46,8 @@ const isJson = (contentType: string | undefined) => contentType !== undefined &&
  * `genway_overhead_seconds` and `Server-Timing`): until the answer's head, and for a JSON answer
  * until its whole body has arrived (read here once; the client keeps it for the caller).
  */
-export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<string, string> = new Map()): HttpClient.HttpClient =>
-  HttpClient.transform(client, (effect, request) =>
+export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<string, string> = new Map()): HttpClient.HttpClient => {
+  const measured: HttpClient.HttpClient = HttpClient.transform(client, (effect, request) =>
     Effect.withFiberRuntime((fiber) => {
       const cell = ofContext(fiber.currentContext)
       const labels = fiber.getFiberRef(currentUpstream) ?? cell?.upstream ?? byOrigin(origins, request.url)
@@ -68,6 +69,9 @@ export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<s
           durations([labels.vendor, labels.operation]).unsafeUpdate((headMs ?? ms) / 1000, [])
         }))
     }))
+  // Measuring changes no exchange: a client that enforces time limits still does.
+  return CallLimit.isEnforcing(client) ? CallLimit.markEnforcing(measured) : measured
+}
 
 const byOrigin = (origins: ReadonlyMap<string, string>, url: string) => {
   if (origins.size === 0) return unknown

@@ -15,6 +15,13 @@
  * kept (`text`, `json`), streams. With the tracer on (`OTEL_EXPORTER_OTLP_ENDPOINT` set), and for
  * bodies the lean path does not send (streams, form data), calls go through the platform's client,
  * which makes the client span and sends its `traceparent` to the vendor.
+ *
+ * Time limits (`CallLimit`, set by adapter-kit's `Http.within`): on the lean path an exchange made
+ * under a limit arms one timer that aborts the request at the limit, and a body read under it one
+ * that destroys the body; either marks the limit expired, which `within` turns into its timeout
+ * failure. No fiber watches the time (a forked fiber per call cost about a sixth of an E2 request's
+ * CPU). A call that takes the platform's client under a limit is bounded by `Http.deadline`-style
+ * forking until its answer's head.
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Cookies from "@effect/platform/Cookies"
@@ -25,6 +32,7 @@ import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as UrlParams from "@effect/platform/UrlParams"
+import { CallLimit } from "@genway/core"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Inspectable from "effect/Inspectable"
@@ -43,6 +51,9 @@ const unread = new FinalizationRegistry<Body>((body) => {
 })
 
 const noop = () => {}
+
+/** What an exchange cut by its time limit fails with (the adapter's `within` reports the timeout). */
+const timeLimit = new Error("the exchange's time limit ended")
 
 /**
  * The abort signal of one call, in the event-emitter form undici accepts: an `AbortController`
@@ -74,7 +85,11 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   private cachedHeaders: Headers.Headers | undefined
   private textPromise: Promise<string> | undefined
   private textEffect: Effect.Effect<string, HttpClientError.ResponseError> | undefined
-  constructor(readonly request: HttpClientRequest.HttpClientRequest, private readonly source: Dispatcher.ResponseData<null>) {
+  constructor(
+    readonly request: HttpClientRequest.HttpClientRequest,
+    private readonly source: Dispatcher.ResponseData<null>,
+    private readonly limit?: CallLimit.CallLimit
+  ) {
     super()
     source.body.on("error", noop)
     unread.register(this, source.body, this)
@@ -95,15 +110,42 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   private decodeError(cause: unknown): HttpClientError.ResponseError {
     return new HttpClientError.ResponseError({ request: this.request, response: this, reason: "Decode", cause })
   }
-  /** The body as `read` gives it; an interrupted read destroys the body. */
+  /**
+   * The body as `read` gives it; an interrupted read destroys the body, and so does the time limit
+   * of the exchange if it ends while the read runs (see `CallLimit`).
+   */
   private consume<A>(read: (body: Body) => Promise<A>): Effect.Effect<A, HttpClientError.ResponseError> {
     return Effect.async<A, HttpClientError.ResponseError>((resume) => {
       unread.unregister(this)
-      read(this.source.body).then(
-        (a) => resume(Effect.succeed(a)),
-        (cause) => resume(Effect.fail(this.decodeError(cause)))
+      const body = this.source.body
+      const limit = CallLimit.active(this.limit)
+      let timer: ReturnType<typeof setTimeout> | undefined
+      if (limit !== undefined) {
+        const left = limit.at - Date.now()
+        if (left <= 0) {
+          limit.expired = true
+          body.destroy()
+          return resume(Effect.fail(this.decodeError(timeLimit)))
+        }
+        timer = setTimeout(() => {
+          limit.expired = true
+          body.destroy(timeLimit)
+        }, left)
+      }
+      read(body).then(
+        (a) => {
+          clearTimeout(timer)
+          resume(Effect.succeed(a))
+        },
+        (cause) => {
+          clearTimeout(timer)
+          resume(Effect.fail(this.decodeError(cause)))
+        }
       )
-      return Effect.sync(() => this.source.body.destroy())
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        body.destroy()
+      })
     })
   }
   /** Read once; every later read (the upstream instrumentation's, then the adapter's) gets the same text. */
@@ -146,13 +188,20 @@ export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> =
     }
     return pool
   }
-  return HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+  return CallLimit.markEnforcing(HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
     (requestEffect) =>
       Effect.flatMap(requestEffect, (request) =>
         Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
           const body = request.body
+          const limit = CallLimit.active(fiber.getFiberRef(CallLimit.current))
           if (fiber.getFiberRef(FiberRef.currentTracerEnabled) || (body._tag !== "Empty" && body._tag !== "Uint8Array" && body._tag !== "Raw")) {
-            return fallback.execute(request)
+            return limit === undefined ? fallback.execute(request) : Effect.timeoutFail(fallback.execute(request), {
+              duration: Math.max(0, limit.at - Date.now()),
+              onTimeout: () => {
+                limit.expired = true
+                return new HttpClientError.RequestError({ request, reason: "Transport", cause: timeLimit })
+              }
+            })
           }
           const parsed = UrlParams.makeUrl(request.url, request.urlParams, request.hash)
           if (parsed._tag === "Left") {
@@ -161,6 +210,18 @@ export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> =
           const url = parsed.right
           return Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
             const signal = new Abort()
+            let timer: ReturnType<typeof setTimeout> | undefined
+            if (limit !== undefined) {
+              const left = limit.at - Date.now()
+              if (left <= 0) {
+                limit.expired = true
+                return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause: timeLimit })))
+              }
+              timer = setTimeout(() => {
+                limit.expired = true
+                signal.abort()
+              }, left)
+            }
             let sent: Promise<Dispatcher.ResponseData<null>>
             try {
               sent = poolOf(url.origin).request<null>({
@@ -174,18 +235,28 @@ export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> =
                 bodyTimeout: 0
               })
             } catch (cause) {
+              clearTimeout(timer)
               return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
             }
             sent.then(
-              (data) => resume(Effect.succeed(new Response(request, data))),
-              (cause) => resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
+              (data) => {
+                clearTimeout(timer)
+                resume(Effect.succeed(new Response(request, data, limit)))
+              },
+              (cause) => {
+                clearTimeout(timer)
+                resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
+              }
             )
-            return Effect.sync(() => signal.abort())
+            return Effect.sync(() => {
+              clearTimeout(timer)
+              signal.abort()
+            })
           })
         })
       ),
     Effect.succeed
-  )
+  ))
 }
 
 /** The lean client over the `HttpClient` in context (the platform's undici client, for fallback). */
