@@ -56,6 +56,24 @@ const noop = () => {}
 const timeLimit = new Error("the exchange's time limit ended")
 
 /**
+ * One exchange (or body read) under `limit`: `undefined` without a limit; `"over"` when the limit
+ * has already ended (marked expired); otherwise a timer that marks it expired and runs `cut` at the
+ * limit, to be cleared when the exchange ends first.
+ */
+const armLimit = (limit: CallLimit.CallLimit | undefined, cut: () => void): ReturnType<typeof setTimeout> | "over" | undefined => {
+  if (limit === undefined) return undefined
+  const left = limit.at - Date.now()
+  if (left <= 0) {
+    limit.expired = true
+    return "over"
+  }
+  return setTimeout(() => {
+    limit.expired = true
+    cut()
+  }, left)
+}
+
+/**
  * The abort signal of one call, in the event-emitter form undici accepts: an `AbortController`
  * per call (what `Effect.async`'s signal argument makes) costs about 8 µs of CPU, this nothing.
  */
@@ -118,19 +136,10 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
     return Effect.async<A, HttpClientError.ResponseError>((resume) => {
       unread.unregister(this)
       const body = this.source.body
-      const limit = CallLimit.active(this.limit)
-      let timer: ReturnType<typeof setTimeout> | undefined
-      if (limit !== undefined) {
-        const left = limit.at - Date.now()
-        if (left <= 0) {
-          limit.expired = true
-          body.destroy()
-          return resume(Effect.fail(this.decodeError(timeLimit)))
-        }
-        timer = setTimeout(() => {
-          limit.expired = true
-          body.destroy(timeLimit)
-        }, left)
+      const timer = armLimit(CallLimit.active(this.limit), () => body.destroy(timeLimit))
+      if (timer === "over") {
+        body.destroy()
+        return resume(Effect.fail(this.decodeError(timeLimit)))
       }
       read(body).then(
         (a) => {
@@ -210,18 +219,8 @@ export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> =
           const url = parsed.right
           return Effect.async<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>((resume) => {
             const signal = new Abort()
-            let timer: ReturnType<typeof setTimeout> | undefined
-            if (limit !== undefined) {
-              const left = limit.at - Date.now()
-              if (left <= 0) {
-                limit.expired = true
-                return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause: timeLimit })))
-              }
-              timer = setTimeout(() => {
-                limit.expired = true
-                signal.abort()
-              }, left)
-            }
+            const timer = armLimit(limit, () => signal.abort())
+            if (timer === "over") return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause: timeLimit })))
             let sent: Promise<Dispatcher.ResponseData<null>>
             try {
               sent = poolOf(url.origin).request<null>({
