@@ -17,6 +17,7 @@ import * as Ledger from "../ledger/Ledger.js"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Store from "./Store.js"
+import * as WorkPool from "../platform/WorkPool.js"
 
 /** How long a refresh owns a kept response before another replica may take it. */
 export const leaseMs = 30_000
@@ -26,6 +27,8 @@ export const idleMs = 1_000
 
 /** How often the poller deletes responses past their retention. */
 export const sweepEveryMs = 60_000
+
+const byId = (registry: Registry.Registry["Type"]) => new Map(registry.entries.map((e) => [e.id, e]))
 
 /** The poller of one service instance; `owner` names its leases. */
 export interface Poller {
@@ -115,39 +118,45 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
         return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
       })
 
+    const refreshLogged = (entries: ReadonlyMap<string, ModelEntry.ModelEntry>, now: number) => (row: Store.StoredResponse) =>
+      refresh(row, entries.get(row.entryId), now).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError("refreshing a kept response failed; its lease will expire and it will be retried", cause).pipe(
+            Effect.annotateLogs("response", row.id)
+          )
+        )
+      )
+
     const runOnce = Effect.gen(function*() {
       const registry = yield* Registry.Registry
       const now = yield* Clock.currentTimeMillis
       const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
-      yield* Effect.forEach(
-        claimed,
-        (row) =>
-          refresh(row, registry.entries.find((e) => e.id === row.entryId), now).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logError("refreshing a kept response failed; its lease will expire and it will be retried", cause).pipe(
-                Effect.annotateLogs("response", row.id)
-              )
-            )
-          ),
-        { concurrency: settings.workerConcurrency, discard: true }
-      )
+      yield* Effect.forEach(claimed, refreshLogged(byId(registry), now), { concurrency: settings.workerConcurrency, discard: true })
       return claimed.length
     })
 
+    const sweep = Effect.gen(function*() {
+      const n = yield* store.sweep(yield* Clock.currentTimeMillis)
+      if (n > 0) yield* Effect.logInfo(`retention: deleted ${n} kept response(s)`)
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("response retention sweep failed; will retry", cause)))
+
+    /** Refreshes run in a pool refilled as they finish (see `WorkPool`); the sweep beside it. */
     const loop = Effect.gen(function*() {
-      let sweptAt = Number.NEGATIVE_INFINITY
-      while (true) {
-        const now = yield* Clock.currentTimeMillis
-        if (now - sweptAt >= sweepEveryMs) {
-          sweptAt = now
-          yield* store.sweep(now).pipe(
-            Effect.tap((n) => (n > 0 ? Effect.logInfo(`retention: deleted ${n} kept response(s)`) : Effect.void)),
-            Effect.catchAllCause((cause) => Effect.logWarning("response retention sweep failed; will retry", cause))
-          )
-        }
-        const n = yield* runOnce.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("response poller pass failed", cause), 0)))
-        if (n < settings.workerBatch) yield* Effect.sleep(idleMs)
-      }
+      const entries = byId(yield* Registry.Registry)
+      const pool = WorkPool.run<readonly [Store.StoredResponse, number]>({
+        slots: settings.workerConcurrency,
+        batch: settings.workerBatch,
+        claim: (limit) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.map(store.claimDue(owner, now, leaseMs, limit), (rows) => rows.map((row) => [row, now] as const))).pipe(
+              Effect.catchAllCause((cause) => Effect.as(Effect.logError("response poller pass failed", cause), []))
+            ),
+        run: ([row, now]) => refreshLogged(entries, now)(row),
+        idleMs,
+        coalesceMs: WorkPool.coalesceMs
+      })
+      const sweeping = Effect.zipRight(sweep, Effect.sleep(sweepEveryMs)).pipe(Effect.forever)
+      return yield* Effect.raceFirst(pool, sweeping)
     })
 
     return { finish, refresh, runOnce, loop } satisfies Poller

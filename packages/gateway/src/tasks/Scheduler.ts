@@ -23,6 +23,7 @@ import { MediaStore } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
 import * as Lease from "./Lease.js"
 import * as Progress from "./Progress.js"
+import * as WorkPool from "../platform/WorkPool.js"
 import { type ResultItem, type Task, type TaskPatch, TaskStore } from "./Store.js"
 import { Vendors } from "../vendors/Vendors.js"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
@@ -44,8 +45,6 @@ export const heartbeatMs = 10_000
 /** Idle wait between claims when nothing woke the loop. */
 export const idleMs = 200
 
-/** After a wake-up, how long to gather further creates into the same claim. */
-export const wakeCoalesceMs = 15
 
 const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
 
@@ -288,7 +287,7 @@ const make = Effect.gen(function*() {
       (e) => spanned(e, "task.step", { root: true, captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
     )
 
-  /** Claims and runs one batch of due tasks; returns how many were claimed. */
+  /** Claims one batch of due tasks and runs it to the end (tests drive the workers with it); returns how many were claimed. */
   const runOnce = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
@@ -297,16 +296,25 @@ const make = Effect.gen(function*() {
     return claimed.length
   })
 
-  /** Runs batches until interrupted; sleeps `idleMs` (or until woken) when nothing is due. */
-  const loop = Effect.gen(function*() {
-    while (true) {
-      const n = yield* runOnce.pipe(
-        Effect.catchAllCause((cause) => Effect.as(Effect.logError("worker pass failed", cause), 0))
-      )
-      if (n < settings.workerBatch) {
-        yield* Effect.raceFirst(Effect.sleep(idleMs), Effect.zipRight(Queue.take(signal), Effect.sleep(wakeCoalesceMs)))
-      }
-    }
+  /**
+   * Runs steps until interrupted, refilled as they finish (see `WorkPool`): a slow vendor call
+   * holds its own slot only, not the tasks claimed with it.
+   */
+  const loop = WorkPool.run({
+    slots: settings.workerConcurrency,
+    batch: settings.workerBatch,
+    claim: (limit) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(store.claimDue(owner, now, leaseMs, limit), (claimed) => {
+          TaskMetrics.claimed(claimed, now)
+          return claimed
+        })).pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming due tasks failed", cause), []))
+        ),
+    run: step,
+    wake: Queue.take(signal),
+    idleMs,
+    coalesceMs: WorkPool.coalesceMs
   })
 
   /** Wakes the loop now (after a create). */
