@@ -143,15 +143,15 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
     /** Refreshes run in a pool refilled as they finish (see `WorkPool`); the sweep beside it. */
     const loop = Effect.gen(function*() {
       const entries = byId(yield* Registry.Registry)
-      const pool = WorkPool.run<readonly [Store.StoredResponse, number]>({
+      const pool = WorkPool.run<Store.StoredResponse>({
         slots: settings.workerConcurrency,
         batch: settings.workerBatch,
         claim: (limit) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.map(store.claimDue(owner, now, leaseMs, limit), (rows) => rows.map((row) => [row, now] as const))).pipe(
-              Effect.catchAllCause((cause) => Effect.as(Effect.logError("response poller pass failed", cause), []))
-            ),
-        run: ([row, now]) => refreshLogged(entries, now)(row),
+          Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(owner, now, leaseMs, limit)).pipe(
+            Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming kept responses to refresh failed", cause), []))
+          ),
+        // The time when the refresh starts: a row may wait in hand for a slot after its claim.
+        run: (row) => Effect.flatMap(Clock.currentTimeMillis, (now) => refreshLogged(entries, now)(row)),
         idleMs,
         coalesceMs: WorkPool.coalesceMs
       })

@@ -45,7 +45,6 @@ export const heartbeatMs = 10_000
 /** Idle wait between claims when nothing woke the loop. */
 export const idleMs = 200
 
-
 const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
 
 /** Exponential back-off with jitter, never shorter than the vendor's hint (see `Cadence`). */
