@@ -14,7 +14,7 @@ import * as WorkPool from "../src/platform/WorkPool.js"
 
 interface Item {
   readonly name: string
-  /** Simulated milliseconds; `undefined`: until `gate` opens. */
+  /** Simulated milliseconds (0: ends without waiting at all); `undefined`: until `gate` opens. */
   readonly ms?: number
 }
 
@@ -47,7 +47,7 @@ const harness = (options: { slots: number; batch: number; idleMs?: number }) =>
           running++
           most = Math.max(most, running)
           started.push(item.name)
-          yield* item.ms === undefined ? Deferred.await(gate) : Effect.sleep(item.ms)
+          yield* item.ms === undefined ? Deferred.await(gate) : item.ms === 0 ? Effect.void : Effect.sleep(item.ms)
           finished.push(item.name)
         }).pipe(
           Effect.onInterrupt(() => Effect.sync(() => interrupted.push(item.name))),
@@ -107,19 +107,38 @@ describe("WorkPool", () => {
   it.effect("claims again once half of what it holds is free, not at each step's end", () =>
     Effect.gen(function*() {
       const h = yield* harness({ slots: 4, batch: 8 })
-      for (let i = 0; i < 8; i++) h.due.push({ name: `a${i}`, ms: 10 })
+      // a0–a3 end one millisecond apart (at 210, 211, 212, 213); the rest run long.
+      for (let i = 0; i < 4; i++) h.due.push({ name: `a${i}`, ms: 10 + i })
+      for (let i = 4; i < 8; i++) h.due.push({ name: `a${i}`, ms: 1_000 })
       for (let i = 0; i < 4; i++) h.due.push({ name: `b${i}`, ms: 1_000 })
       yield* TestClock.adjust(200)
       // Eight in hand, four running.
       assert.deepStrictEqual(h.claims.at(-1), { limit: 8, got: 8, held: 0 })
       assert.deepStrictEqual(h.started, ["a0", "a1", "a2", "a3"])
       const claimsBefore = h.claims.length
-      yield* TestClock.adjust(9)
+      yield* TestClock.adjust(12) // a0–a2 ended, each starting the next in hand: three of eight free
+      assert.deepStrictEqual(h.started.slice(4), ["a4", "a5", "a6"])
       assert.strictEqual(h.claims.length, claimsBefore)
-      yield* TestClock.adjust(1) // a0–a3 end: a4–a7 start, half of the eight free: claimed at once
+      yield* TestClock.adjust(1) // a3 ends: a7 starts, half of the eight free: claimed at once
       assert.deepStrictEqual(h.started.slice(4), ["a4", "a5", "a6", "a7"])
       assert.strictEqual(h.claims.length, claimsBefore + 1)
       assert.deepStrictEqual(h.claims.at(-1), { limit: 4, got: 4, held: 4 })
+      yield* Fiber.interrupt(h.fiber)
+    }))
+
+  it.effect("thousands of steps that end without waiting: each runs once, none is lost, the stack stays flat", () =>
+    Effect.gen(function*() {
+      const h = yield* harness({ slots: 4, batch: 3_000 })
+      const names = Array.from({ length: 3_000 }, (_, i) => `i${i}`)
+      for (const name of names) h.due.push({ name, ms: 0 })
+      yield* TestClock.adjust(200)
+      yield* turns
+      assert.strictEqual(h.finished.length, names.length)
+      assert.strictEqual(new Set(h.started).size, names.length)
+      // Every slot is free again: the pool claims (and finds nothing) rather than waiting forever.
+      h.due.push({ name: "after", ms: 0 })
+      yield* TestClock.adjust(200)
+      assert.strictEqual(h.finished.at(-1), "after")
       yield* Fiber.interrupt(h.fiber)
     }))
 

@@ -48,20 +48,25 @@ export const run = <A>(options: Options<A>): Effect.Effect<never> =>
     const holds = Math.max(batch, slots)
     const half = Math.max(1, Math.ceil(holds / 2))
     const waiting: Array<A> = []
-    let next = 0
     let running = 0
+    let starting = false
 
-    /** Starts what is in hand while slots are free (in the pool's own context, not the ending step's). */
+    /**
+     * Starts what is in hand while slots are free, in the pool's own context (not the ending
+     * step's). A fiber may run to its end inside `runFork`, and its `release` call back here: the
+     * loop below, not a nested call, starts the next item, so the stack stays flat however many
+     * steps end at once.
+     */
     const start = () => {
-      while (running < slots && next < waiting.length) {
-        const item = waiting[next]!
-        waiting[next++] = undefined as A
-        running++
-        runFork(Effect.ensuring(options.run(item), release))
-      }
-      if (next === waiting.length) {
-        waiting.length = 0
-        next = 0
+      if (starting) return
+      starting = true
+      try {
+        while (running < slots && waiting.length > 0) {
+          running++
+          runFork(Effect.ensuring(options.run(waiting.shift()!), release))
+        }
+      } finally {
+        starting = false
       }
     }
     const release = Effect.suspend(() => {
@@ -69,8 +74,8 @@ export const run = <A>(options: Options<A>): Effect.Effect<never> =>
       start()
       return Queue.offer(freed, undefined)
     })
-    const room = () => holds - running - (waiting.length - next)
-    const starving = () => running < slots && next === waiting.length
+    const room = () => holds - running - waiting.length
+    const starving = () => running < slots && waiting.length === 0
 
     /** Until half of what the pool holds is free. */
     const halfFree = Effect.gen(function*() {
