@@ -118,8 +118,11 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
         return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
       })
 
-    const refreshLogged = (entries: ReadonlyMap<string, ModelEntry.ModelEntry>, now: number) => (row: Store.StoredResponse) =>
-      refresh(row, entries.get(row.entryId), now).pipe(
+    const claim = (limit: number) => Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(owner, now, leaseMs, limit))
+
+    /** Refreshes a claimed row as of when the refresh starts (a row may wait in hand for a slot after its claim). */
+    const refreshLogged = (entries: ReadonlyMap<string, ModelEntry.ModelEntry>) => (row: Store.StoredResponse) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => refresh(row, entries.get(row.entryId), now)).pipe(
         Effect.catchAllCause((cause) =>
           Effect.logError("refreshing a kept response failed; its lease will expire and it will be retried", cause).pipe(
             Effect.annotateLogs("response", row.id)
@@ -128,10 +131,9 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
       )
 
     const runOnce = Effect.gen(function*() {
-      const registry = yield* Registry.Registry
-      const now = yield* Clock.currentTimeMillis
-      const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
-      yield* Effect.forEach(claimed, refreshLogged(byId(registry), now), { concurrency: settings.workerConcurrency, discard: true })
+      const entries = byId(yield* Registry.Registry)
+      const claimed = yield* claim(settings.workerBatch)
+      yield* Effect.forEach(claimed, refreshLogged(entries), { concurrency: settings.workerConcurrency, discard: true })
       return claimed.length
     })
 
@@ -147,11 +149,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
         slots: settings.workerConcurrency,
         batch: settings.workerBatch,
         claim: (limit) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(owner, now, leaseMs, limit)).pipe(
-            Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming kept responses to refresh failed", cause), []))
-          ),
-        // The time when the refresh starts: a row may wait in hand for a slot after its claim.
-        run: (row) => Effect.flatMap(Clock.currentTimeMillis, (now) => refreshLogged(entries, now)(row)),
+          claim(limit).pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming kept responses to refresh failed", cause), []))),
+        run: refreshLogged(entries),
         idleMs,
         coalesceMs: WorkPool.coalesceMs
       })

@@ -286,14 +286,17 @@ const make = Effect.gen(function*() {
       (e) => spanned(e, "task.step", { root: true, captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
     )
 
+  /** Claims up to `limit` due tasks under this worker's lease, recording how late each was taken up. */
+  const claim = (limit: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.map(store.claimDue(owner, now, leaseMs, limit), (claimed) => {
+        TaskMetrics.claimed(claimed, now)
+        return claimed
+      }))
+
   /** Claims one batch of due tasks and runs it to the end (tests drive the workers with it); returns how many were claimed. */
-  const runOnce = Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    const claimed = yield* store.claimDue(owner, now, leaseMs, settings.workerBatch)
-    TaskMetrics.claimed(claimed, now)
-    yield* Effect.forEach(claimed, step, { concurrency: settings.workerConcurrency, discard: true })
-    return claimed.length
-  })
+  const runOnce = Effect.flatMap(claim(settings.workerBatch), (claimed) =>
+    Effect.as(Effect.forEach(claimed, step, { concurrency: settings.workerConcurrency, discard: true }), claimed.length))
 
   /**
    * Runs steps until interrupted, refilled as they finish (see `WorkPool`): a slow vendor call
@@ -302,14 +305,7 @@ const make = Effect.gen(function*() {
   const loop = WorkPool.run({
     slots: settings.workerConcurrency,
     batch: settings.workerBatch,
-    claim: (limit) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.map(store.claimDue(owner, now, leaseMs, limit), (claimed) => {
-          TaskMetrics.claimed(claimed, now)
-          return claimed
-        })).pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming due tasks failed", cause), []))
-        ),
+    claim: (limit) => claim(limit).pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming due tasks failed", cause), []))),
     run: step,
     wake: Queue.take(signal),
     idleMs,
