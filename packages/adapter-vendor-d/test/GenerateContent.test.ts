@@ -1,8 +1,10 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { assert, describe, it } from "@effect/vitest"
-import { type Chat as CoreChat, SampleMedia } from "@genway/core"
+import { CallLimit, type Chat as CoreChat, SampleMedia } from "@genway/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -284,6 +286,57 @@ describe("vendor-d generate-content: against the emulator", () => {
       const [aborted] = yield* emulator.clientAborts
       assert.strictEqual(aborted!.kind, "stream")
     }), { timeout: 5000 })
+})
+
+/**
+ * A client that records the time limit on the calling fiber (`CallLimit`) before each exchange,
+ * then sends it through `inner`; marked as enforcing limits when `enforcing`.
+ */
+const recording = (inner: HttpClient.HttpClient, enforcing: boolean, seen: Array<CallLimit.CallLimit | undefined>) => {
+  const client: HttpClient.HttpClient = HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>((request) =>
+    Effect.flatMap(request, (r) =>
+      Effect.withFiberRuntime<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>((fiber) => {
+        seen.push(CallLimit.active(fiber.getFiberRef(CallLimit.current)))
+        return inner.execute(r)
+      })), Effect.succeed)
+  return enforcing ? CallLimit.markEnforcing(client) : client
+}
+
+describe("vendor-d generate-content: time limits", () => {
+  // `Http.within`: on the live clock, tracing off (as the gateway runs without an exporter).
+  const live = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(effect, false)
+
+  it.scopedLive("a client that enforces limits gets each call's limit on the calling fiber (no fiber forked to watch it); any other client none", () =>
+    Effect.gen(function*() {
+      const emulator = yield* Emulator.make()
+      const inner = yield* HttpClient.HttpClient
+      const config = { baseUrl: emulator.baseUrl, apiKey: Redacted.make(emulator.apiKey) }
+      const timeouts = { open: "7 seconds", complete: "9 seconds" } as const
+      for (const enforcing of [true, false]) {
+        const seen: Array<CallLimit.CallLimit | undefined> = []
+        const chat = yield* Chat.make(config, { timeouts }).pipe(Effect.provideService(HttpClient.HttpClient, recording(inner, enforcing, seen)))
+        const before = Date.now()
+        const deltas = yield* collect(Stream.unwrap(chat.stream(request("a heron"))))
+        assert.strictEqual(deltas.at(-1)!.finishReason, "STOP")
+        const answer = yield* chat.complete(request("a crane"))
+        assert.strictEqual(answer.finishReason, "STOP")
+        assert.strictEqual(seen.length, 2)
+        if (!enforcing) {
+          assert.deepStrictEqual(seen, [undefined, undefined])
+          continue
+        }
+        const [open, whole] = seen
+        // The stream's start is bounded by `open`, the whole answer by `complete`.
+        assert.isAtLeast(open!.at, before + 7_000)
+        assert.isAtMost(open!.at, Date.now() + 7_000)
+        assert.isAtLeast(whole!.at, before + 9_000)
+        assert.isAtMost(whole!.at, Date.now() + 9_000)
+        // Over once the call returned: the stream's events are read without it.
+        assert.isFalse(open!.active)
+        assert.isFalse(whole!.active)
+        assert.isFalse(open!.expired || whole!.expired)
+      }
+    }).pipe(Effect.provide(FetchHttpClient.layer), live))
 })
 
 describe("vendor-d emulator: generate-content", () => {

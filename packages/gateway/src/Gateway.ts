@@ -33,6 +33,7 @@ import * as Scheduler from "./tasks/Scheduler.js"
 import * as Sweeper from "./platform/Sweeper.js"
 import * as TaskStore from "./tasks/Store.js"
 import * as Ledger from "./ledger/Ledger.js"
+import * as Usage from "./ledger/Usage.js"
 import * as TransitionHooks from "./tasks/Hooks.js"
 import * as Vendors from "./vendors/Vendors.js"
 import * as Upstream from "./observability/Upstream.js"
@@ -82,7 +83,7 @@ export const services = <E, R, E2, R2>(
     Layer.provide(upstreamHttp)
   )
   const base = Layer.mergeAll(registry, upstream).pipe(Layer.provideMerge(stores))
-  return Layer.mergeAll(Scheduler.layer, Webhooks.layer, Ledger.layer).pipe(Layer.provideMerge(base))
+  return Layer.mergeAll(Scheduler.layer, Webhooks.layer, Ledger.layer, Usage.requestWriterLayer).pipe(Layer.provideMerge(base))
 }
 
 /** Everything but the HTTP listener: the services plus the worker loop and the retention sweeper. */

@@ -15,6 +15,8 @@ import * as TestClock from "effect/TestClock"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as UsageCli from "../src/cli/Usage.js"
+import * as Ledger from "../src/ledger/Ledger.js"
+import * as Usage from "../src/ledger/Usage.js"
 import { ApiKeys } from "../src/platform/ApiKeys.js"
 import * as Models from "../src/platform/Models.js"
 import * as Chat from "./chatHarness.js"
@@ -116,6 +118,23 @@ describe("usage ledger", () => {
         assert.strictEqual(done.total.units.output_tokens, answer.usage!.completion_tokens)
         const expected = (answer.usage!.prompt_tokens * 2 + answer.usage!.completion_tokens * 8) / 1_000_000
         assert.closeTo(done.total.cost_usd, expected, 1e-9)
+      }))
+
+    it.effect("tokens: E1 requests at once are each recorded before their answer; the gateway writes them in batches", () =>
+      Effect.gen(function*() {
+        // The gateway's services write E1 usage through the batching writer, not row by row (the default).
+        assert.notStrictEqual(yield* Usage.RequestUsageWriter, Ledger.recordRequest)
+        const key = yield* makeKey()
+        const client = yield* Chat.openai(key.token)
+        const answers = yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 20 }, (_, i) =>
+            client.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: `boat ${i}` }] }).then((a) => a.usage!)))
+        )
+        // Each answer waited for its row: all twenty are there once the last answer is in.
+        const done = yield* usage(key.token)
+        assert.strictEqual(done.total.counts.requests, 20)
+        assert.strictEqual(done.total.units.input_tokens, answers.reduce((n, u) => n + u.prompt_tokens, 0))
+        assert.strictEqual(done.total.units.output_tokens, answers.reduce((n, u) => n + u.completion_tokens, 0))
       }))
 
     it.effect("failed and canceled tasks release their reservation to 0", () =>

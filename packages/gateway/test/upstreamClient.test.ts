@@ -20,7 +20,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import * as Redacted from "effect/Redacted"
 import { Responses as VendorAResponses } from "@genway/adapter-vendor-a"
-import { CallLimit } from "@genway/core"
+import { Chat as VendorDChat } from "@genway/adapter-vendor-d"
+import { CallLimit, type Chat } from "@genway/core"
 import * as Upstream from "../src/observability/Upstream.js"
 import * as UpstreamClient from "../src/platform/UpstreamClient.js"
 
@@ -206,6 +207,28 @@ describe("upstream client", () => {
         const viaPlatform = yield* Effect.flip(forked.create({ model: "m", input: "x" }))
         assert.strictEqual(viaPlatform._tag, "UpstreamUnavailable")
         assert.strictEqual(viaPlatform.status, 504)
+      }).pipe(lean))
+
+    it.scopedLive("vendor-d's chat through the gateway's client: a silent vendor is a 504 at the stream's start limit and at the answer limit, as through the platform's client", () =>
+      Effect.gen(function*() {
+        const { base } = yield* serve(() => {})
+        const config = { baseUrl: base, apiKey: Redacted.make("k") }
+        const options = { timeouts: { open: "150 millis", complete: "150 millis" }, retry: { retries: 0 } } as const
+        const request = { model: "m", messages: [{ role: "user" as const, parts: [{ _tag: "Text" as const, text: "x" }] }] }
+        const platform = yield* Effect.map(Layer.build(NodeHttpClient.layerUndici), (c) => Context.get(c, HttpClient.HttpClient))
+        for (const http of [Upstream.instrument(yield* client), platform]) {
+          const chat = yield* VendorDChat.make(config, options).pipe(Effect.provideService(HttpClient.HttpClient, http))
+          const started = Date.now()
+          const opening = yield* Effect.flip(chat.stream(request))
+          assert.strictEqual(opening._tag, "ChatUpstreamError")
+          assert.strictEqual((opening as Chat.ChatUpstreamError).status, 504)
+          assert.match(opening.message, /did not start streaming in time/)
+          const answering = yield* Effect.flip(chat.complete(request))
+          assert.strictEqual((answering as Chat.ChatUpstreamError).status, 504)
+          assert.match(answering.message, /did not answer in time/)
+          // Each at its limit, not later (a forgotten limit would wait for the test's own timeout).
+          assert.isBelow(Date.now() - started, 2_000)
+        }
       }).pipe(lean))
   })
 })

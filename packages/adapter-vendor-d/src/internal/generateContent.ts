@@ -521,7 +521,7 @@ export const make = (upstream: Upstream, options: Options = defaultOptions): Omi
           Effect.flatMap((response) =>
             Effect.mapError(response.text, () => new Chat.ChatUpstreamError({ status: 502, message: `${VENDOR}'s answer was cut off` }))
           ),
-          (answer) => Http.deadline(answer, options.timeouts.complete, () => timedOut("answer"))
+          (answer) => Http.within(upstream.client, answer, options.timeouts.complete, () => timedOut("answer"))
         )
       )
       const response = yield* parseResponse(text)
@@ -532,7 +532,8 @@ export const make = (upstream: Upstream, options: Options = defaultOptions): Omi
     Effect.gen(function*() {
       const body = yield* toUpstreamBody(request)
       const response = yield* retried(
-        Http.deadline(post(request.model, "streamGenerateContent", body, { alt: "sse" }), options.timeouts.open, () => timedOut("start streaming"))
+        Http.within(upstream.client, post(request.model, "streamGenerateContent", body, { alt: "sse" }), options.timeouts.open, () =>
+          timedOut("start streaming"))
       )
       return response.stream.pipe(
         Stream.mapError(() => new Chat.ChatUpstreamError({ status: 502, message: `${VENDOR}'s stream was cut off` })),

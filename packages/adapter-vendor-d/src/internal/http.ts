@@ -11,7 +11,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import type { TaskInfo, VendorAdapter } from "@genway/core"
+import { CallLimit, type TaskInfo, type VendorAdapter } from "@genway/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -33,6 +33,8 @@ export type Reply = Http.Answer
 export interface Upstream extends Http.Upstream {
   /** Sends an authorized request and returns the answer unread (its body streams; interrupting it aborts). */
   readonly send: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+  /** The client `send` goes through, for `Http.within` (it enforces time limits when the gateway's does). */
+  readonly client: HttpClient.HttpClient
 }
 
 const VENDOR = "vendor-d"
@@ -133,8 +135,11 @@ export const make = (config: VendorDConfig, client: HttpClient.HttpClient, timeo
   const key = Redacted.value(config.apiKey)
   const authorize = HttpClientRequest.setHeader(KEY_HEADER, key)
   // Keeps the key out of tracing spans, which record request headers unless their name is redacted.
-  const keyed = HttpClient.transformResponse(client, (effect) =>
+  const redacting = HttpClient.transformResponse(client, (effect) =>
     Effect.locallyWith(effect, Headers.currentRedactedNames, (names) => [...names, KEY_HEADER]))
+  // Every exchange still goes through `client`, on the caller's fiber: if it enforces time limits
+  // (`CallLimit`), so does this one, and `Http.within` needs no forked fiber.
+  const keyed = CallLimit.isEnforcing(client) ? CallLimit.markEnforcing(redacting) : redacting
   const upstream = Http.upstream({
     vendor: VENDOR,
     baseUrl: config.baseUrl,
@@ -145,5 +150,5 @@ export const make = (config: VendorDConfig, client: HttpClient.HttpClient, timeo
     failure,
     rejected
   })
-  return { ...upstream, send: (request) => keyed.execute(authorize(request)) }
+  return { ...upstream, client: keyed, send: (request) => keyed.execute(authorize(request)) }
 }

@@ -8,7 +8,12 @@
  */
 import { css } from "./Style.js"
 
-/** The page's script. Plain ES2020, no template literals (it lives in one). */
+/**
+ * The page's script. Plain ES2020, no template literals (it lives in one), ASCII only: other
+ * characters are written as `\u` escapes, which the browser reads in its strings (this text is
+ * raw, so the escapes reach the page as written). The compiled gateway stays ASCII, which V8 keeps
+ * at one byte per character (test/compiled.test.ts).
+ */
 const script = String.raw`
 "use strict";
 var $ = function (id) { return document.getElementById(id); };
@@ -39,7 +44,7 @@ function say(id, text, cls) { var n = $(id); n.textContent = text; n.className =
 // ------------------------------------------------------------------------------------------
 
 function loadModels() {
-  say("models-msg", "Loading models…");
+  say("models-msg", "Loading models\u2026");
   return fetch("/v1/models", { headers: authHeaders() }).then(function (r) {
     return r.json().catch(function () { return {}; }).then(function (body) {
       if (!r.ok) {
@@ -52,7 +57,7 @@ function loadModels() {
       var groups = {};
       state.models.forEach(function (m) {
         if (!groups[m.owned_by]) { groups[m.owned_by] = el("optgroup", { label: m.owned_by }); select.appendChild(groups[m.owned_by]); }
-        groups[m.owned_by].appendChild(el("option", { value: m.id, text: (m.endpoints || []).join("/") + " · " + m.id + " — " + m.summary + (m.mode === "sandbox" ? " (sandbox)" : "") }));
+        groups[m.owned_by].appendChild(el("option", { value: m.id, text: (m.endpoints || []).join("/") + " \u00b7 " + m.id + " \u2014 " + m.summary + (m.mode === "sandbox" ? " (sandbox)" : "") }));
       });
       select.disabled = false;
       say("models-msg", state.models.length + " models.");
@@ -84,7 +89,7 @@ function chooseModel() {
     state.schema = resolve(op && op.requestBody && op.requestBody.content["application/json"].schema);
     var docsLink = $("docs-link");
     docsLink.href = "/docs#m-" + id.replace(/[^A-Za-z0-9]+/g, "-");
-    $("model-info").textContent = state.model.summary + " · " + state.model.stage + " · " + (state.model.mode === "sandbox" ? "sandbox (sample results, no vendor call)" : "live");
+    $("model-info").textContent = state.model.summary + " \u00b7 " + state.model.stage + " \u00b7 " + (state.model.mode === "sandbox" ? "sandbox (sample results, no vendor call)" : "live");
     buildForm();
   });
 }
@@ -143,7 +148,7 @@ function buildForm() {
     var label = el("label", { for: id }, [name + (isReq ? " (required)" : "")]);
     var bounds = hintOf(w);
     if (bounds && (prop.description || "").toLowerCase().indexOf(bounds.toLowerCase()) >= 0) bounds = "";
-    var hint = [prop.description || "", bounds].filter(Boolean).join(" — ");
+    var hint = [prop.description || "", bounds].filter(Boolean).join(" \u2014 ");
     if (hint) label.appendChild(el("span", { class: "hint", id: id + "-hint", text: hint }));
     wrap.appendChild(label);
     var input;
@@ -162,7 +167,7 @@ function buildForm() {
       var first = example.messages && example.messages[0];
       var text = first && (typeof first.content === "string" ? first.content : (first.content.find(function (p) { return p.type === "text"; }) || {}).text);
       input.value = text || "";
-      label.firstChild.textContent = "prompt (required) — sent as messages[0]";
+      label.firstChild.textContent = "prompt (required) \u2014 sent as messages[0]";
     } else if (w.kind === "string" && (w.s.maxLength === undefined || w.s.maxLength > 120) && !w.s.format && !looksLikeImage(name)) {
       input = el("textarea", { id: id, name: name, rows: "3" });
       if (initial !== undefined) input.value = initial;
@@ -353,7 +358,7 @@ function showTask(envelope, run) {
   if (info.status === "completed") { showMedia(envelope); return true; }
   if (info.status === "failed") {
     var e = info.error || {};
-    setStatus("failed: " + e.code + " " + (e.title || "") + (e.detail ? " — " + e.detail : ""), "failed");
+    setStatus("failed: " + e.code + " " + (e.title || "") + (e.detail ? " \u2014 " + e.detail : ""), "failed");
     return true;
   }
   return false;
@@ -474,13 +479,13 @@ function submit(ev) {
     $("result").hidden = false;
     $("media").innerHTML = ""; $("text").textContent = ""; $("raw").textContent = ""; $("via").textContent = "";
     setProgress(null);
-    setStatus("sending…");
+    setStatus("sending\u2026");
     if (window.matchMedia("(max-width: 860px)").matches) $("result").scrollIntoView({ block: "start" });
     $("submit").disabled = true;
     fetch(path, { method: "POST", headers: headers, body: JSON.stringify(c.body) }).then(function (r) {
       var type = r.headers.get("content-type") || "";
       if (r.ok && type.indexOf("text/event-stream") === 0) {
-        setStatus("streaming…");
+        setStatus("streaming\u2026");
         return readSse(r, function (name, data) {
           if (data === "[DONE]") return;
           var ev; try { ev = JSON.parse(data); } catch (e) { return; }
@@ -488,7 +493,7 @@ function submit(ev) {
           else if (ev.type === "response.output_text.delta") $("text").textContent += ev.delta;
           else if (ev.response && ev.response.status) setStatus(ev.response.status, ev.response.status === "completed" ? "completed" : "");
           $("raw").textContent = data;
-        }).then(function () { if ($("status").textContent === "streaming…") setStatus("completed", "completed"); });
+        }).then(function () { if ($("status").textContent === "streaming\u2026") setStatus("completed", "completed"); });
       }
       return r.json().catch(function () { return {}; }).then(function (body) {
         if (!r.ok) {

@@ -10,14 +10,18 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Chat, ModelEntry } from "@genway/core"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { authorize } from "../admin/Http.js"
 import { httpError } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
 import { authenticate, requestUrl } from "../http/Request.js"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
+import * as WriteBatch from "../platform/WriteBatch.js"
 import * as Ledger from "./Ledger.js"
 
 /** How a report groups rows. */
@@ -199,11 +203,29 @@ export const requireQuota = (principal: Principal) =>
     )
   })
 
+/**
+ * Where the usage rows of chat completions (E1) are written. By default each alone, in its own
+ * statement; the gateway's services (`requestWriterLayer`) write them in batches: one INSERT of
+ * the rows of every completion that finished while the previous batch was being written, each
+ * caller resuming once its row has committed (platform/WriteBatch.ts), so a completion recorded
+ * before its answer (not streamed) is still durable before the answer goes out.
+ */
+export class RequestUsageWriter extends Context.Reference<RequestUsageWriter>()("@genway/gateway/ledger/RequestUsageWriter", {
+  defaultValue: (): (row: Ledger.RequestUsage) => Effect.Effect<void, SqlError, SqlClient.SqlClient> => Ledger.recordRequest
+}) {}
+
+/** `RequestUsageWriter` in batches, for the lifetime of the layer (closing it waits for the batch in flight). */
+export const requestWriterLayer = Layer.scoped(
+  RequestUsageWriter,
+  WriteBatch.make((rows: ReadonlyArray<Ledger.RequestUsage>) => Ledger.recordRequests(rows))
+)
+
 /** Records a finished chat completion from its `usage` (a failure to record is logged, not answered). */
 export const recordChat = (principal: Principal, entry: ModelEntry.ModelEntry, id: string, usage: Chat.Usage) =>
   Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
-    yield* Ledger.recordRequest({
+    const write = yield* RequestUsageWriter
+    yield* write({
       id,
       tenant: principal.tenant,
       keyId: principal.keyId,

@@ -91,5 +91,5 @@ export const spanned = <A, E, R>(effect: Effect.Effect<A, E, R>, name: string, o
 
 /** Runs a synchronous step (body validation) as a child span named `name` of the request's span. */
 export const traced = <A>(name: string, f: () => A): Effect.Effect<A> =>
-  // No stack capture: it cost about 25 µs per request whether or not spans are exported.
+  // No stack capture: it cost about 25 microseconds per request whether or not spans are exported.
   spanned(Effect.sync(f), name, { captureStackTrace: false })

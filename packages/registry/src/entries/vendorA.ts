@@ -73,7 +73,7 @@ export const responses: ModelEntry.ModelEntry<typeof responsesRequest.Type> = {
 }
 
 // ---------------------------------------------------------------------------------------------
-// E7: video task, text or image input (SPEC.md §4.8)
+// E7: video task, text or image input (SPEC.md section 4.8)
 // ---------------------------------------------------------------------------------------------
 
 const reelRequest = F.described(Schema.Struct({
@@ -122,7 +122,7 @@ export const reel: ModelEntry.ModelEntry<ReelBody> = {
   upstream: {
     protocol: "videos",
     operation: "videos",
-    // The body's only `model` value (SPEC.md §4.8); the real id is deployment configuration.
+    // The body's only `model` value (SPEC.md section 4.8); the real id is deployment configuration.
     model: "reel-2",
     rename: { image: "input_reference" }
   },

@@ -154,9 +154,9 @@ export const film31Fast: ModelEntry.ModelEntry<FilmBody> = {
   images: [filmImage("image"), filmImage("last_frame")],
   result: "videos",
   upstream: filmUpstream("film-3.1-fast"),
-  // SPEC.md §8: poll every 5 to 10 s; typically done in under 10 s.
+  // SPEC.md section 8: poll every 5 to 10 s; typically done in under 10 s.
   poll: { initial: "5 seconds", every: ["5 seconds", "10 seconds"], deadline: "30 minutes" },
-  // SPEC.md §8: stored 2 days, then deleted.
+  // SPEC.md section 8: stored 2 days, then deleted.
   retention: "2 days",
   mirror: true,
   stage: "ga",
@@ -179,9 +179,9 @@ export const film: ModelEntry.ModelEntry<FilmBody> = {
   images: [filmImage("image"), filmImage("last_frame")],
   result: "videos",
   upstream: filmUpstream("film"),
-  // SPEC.md §8: poll every 10 to 15 s; at least 11 s, up to 6 minutes at peak.
+  // SPEC.md section 8: poll every 10 to 15 s; at least 11 s, up to 6 minutes at peak.
   poll: { initial: "10 seconds", every: ["10 seconds", "15 seconds"], deadline: "30 minutes" },
-  // SPEC.md §8: stored 2 days, then deleted.
+  // SPEC.md section 8: stored 2 days, then deleted.
   retention: "2 days",
   mirror: true,
   stage: "ga",
