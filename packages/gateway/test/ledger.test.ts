@@ -5,10 +5,13 @@
  * CSV against the JSON totals.
  */
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it, layer } from "@effect/vitest"
-import type { ModelEntry } from "@genway/core"
+import type { Chat as CoreChat, ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
@@ -17,7 +20,7 @@ import * as path from "node:path"
 import * as UsageCli from "../src/cli/Usage.js"
 import * as Ledger from "../src/ledger/Ledger.js"
 import * as Usage from "../src/ledger/Usage.js"
-import { ApiKeys } from "../src/platform/ApiKeys.js"
+import { ApiKeys, type Principal } from "../src/platform/ApiKeys.js"
 import * as Models from "../src/platform/Models.js"
 import * as Chat from "./chatHarness.js"
 import * as Harness from "./harness.js"
@@ -120,21 +123,24 @@ describe("usage ledger", () => {
         assert.closeTo(done.total.cost_usd, expected, 1e-9)
       }))
 
-    it.effect("tokens: E1 requests at once are each recorded before their answer; the gateway writes them in batches", () =>
+    it.effect("tokens: E1 requests at once each have their usage row when answered, through the gateway's batching writer", () =>
       Effect.gen(function*() {
         // The gateway's services write E1 usage through the batching writer, not row by row (the default).
         assert.notStrictEqual(yield* Usage.RequestUsageWriter, Ledger.recordRequest)
+        const sql = yield* SqlClient.SqlClient
         const key = yield* makeKey()
         const client = yield* Chat.openai(key.token)
-        const answers = yield* Effect.promise(() =>
-          Promise.all(Array.from({ length: 20 }, (_, i) =>
-            client.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: `boat ${i}` }] }).then((a) => a.usage!)))
-        )
-        // Each answer waited for its row: all twenty are there once the last answer is in.
+        // Each answer is checked for its own row as it arrives (the row's id is the completion's).
+        const answers = yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
+          Effect.promise(() => client.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: `boat ${i}` }] })).pipe(
+            Effect.tap((answer) =>
+              Effect.map(sql<{ readonly id: string }>`SELECT id FROM usage_ledger WHERE id = ${answer.id}`, (rows) =>
+                assert.strictEqual(rows.length, 1, `no usage row when ${answer.id} was answered`)))
+          ), { concurrency: "unbounded" })
         const done = yield* usage(key.token)
         assert.strictEqual(done.total.counts.requests, 20)
-        assert.strictEqual(done.total.units.input_tokens, answers.reduce((n, u) => n + u.prompt_tokens, 0))
-        assert.strictEqual(done.total.units.output_tokens, answers.reduce((n, u) => n + u.completion_tokens, 0))
+        assert.strictEqual(done.total.units.input_tokens, answers.reduce((n, a) => n + a.usage!.prompt_tokens, 0))
+        assert.strictEqual(done.total.units.output_tokens, answers.reduce((n, a) => n + a.usage!.completion_tokens, 0))
       }))
 
     it.effect("failed and canceled tasks release their reservation to 0", () =>
@@ -300,5 +306,27 @@ describe("prices in the models file", () => {
       fs.writeFileSync(bad, JSON.stringify({ "vendor-b/vid2.6-t2i": { price: { per_image: -1 } } }))
       const message = yield* Effect.map(Effect.flip(Models.readOverrides(bad)), (e) => e.message)
       assert.include(message, `entry "vendor-b/vid2.6-t2i", field price.per_image must be a price in USD`)
+    }))
+})
+
+describe("E1 usage recording", () => {
+  it.effect("a completion's usage is recorded only once its writer's write has ended (the route answers after it)", () =>
+    Effect.gen(function*() {
+      const committed = yield* Deferred.make<void>()
+      const written: Array<Ledger.RequestUsage> = []
+      const writer = (row: Ledger.RequestUsage) => Effect.zipRight(Deferred.await(committed), Effect.sync(() => void written.push(row)))
+      const entry = Registry.entries.find((e) => e.model === chatModel)!
+      const usage = { promptTokens: 3, completionTokens: 5, totalTokens: 8 } as CoreChat.Usage
+      const principal = { tenant: "t", keyId: "k" } as unknown as Principal
+      const recording = yield* Effect.fork(Usage.recordChat(principal, entry, "chatcmpl-1", usage).pipe(
+        Effect.provideService(Usage.RequestUsageWriter, writer),
+        // The writer above stands in for the database: nothing reads this one.
+        Effect.provideService(SqlClient.SqlClient, {} as SqlClient.SqlClient)
+      ))
+      yield* TestClock.adjust("1 second")
+      assert.isNull(recording.unsafePoll())
+      yield* Deferred.succeed(committed, undefined)
+      yield* Fiber.join(recording)
+      assert.deepStrictEqual(written.map((r) => [r.id, r.tenant, r.keyId, r.inputTokens, r.outputTokens]), [["chatcmpl-1", "t", "k", 3, 5]])
     }))
 })
