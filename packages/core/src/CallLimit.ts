@@ -32,6 +32,12 @@ export const markEnforcing = <C extends object>(client: C): C => {
   return client
 }
 
+/**
+ * `wrapper`, marked as enforcing when `client` is: for a client that wraps another and still sends
+ * every exchange through it on the caller's fiber (measuring it, adding a redacted header name).
+ */
+export const keepMark = <C extends object>(client: object, wrapper: C): C => (isEnforcing(client) ? markEnforcing(wrapper) : wrapper)
+
 /** Whether `client` enforces `current` itself. */
 export const isEnforcing = (client: object): boolean => (client as { readonly [enforcingKey]?: boolean })[enforcingKey] === true
 

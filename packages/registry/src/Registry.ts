@@ -70,6 +70,10 @@ export class Registry extends Context.Tag("@genway/registry/Registry")<
 /** A registry of the given entries. */
 export const layer = (list: ReadonlyArray<ModelEntry.ModelEntry> = entries) => Layer.succeed(Registry, { entries: list })
 
+/** The entries by id, for lookups repeated per task or row. */
+export const indexById = (list: ReadonlyArray<ModelEntry.ModelEntry>): ReadonlyMap<string, ModelEntry.ModelEntry> =>
+  new Map(list.map((e) => [e.id, e]))
+
 /** Finds an entry by its id. */
 export const byId = (list: ReadonlyArray<ModelEntry.ModelEntry>, id: string) => list.find((e) => e.id === id)
 

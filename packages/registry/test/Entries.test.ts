@@ -299,3 +299,12 @@ describe("entries", () => {
     assert.strictEqual(film.retention, "1 day")
   })
 })
+
+describe("indexById", () => {
+  it("finds every entry by its id, as byId does", () => {
+    const index = Registry.indexById(Registry.entries)
+    assert.strictEqual(index.size, Registry.entries.length)
+    for (const e of Registry.entries) assert.strictEqual(index.get(e.id), Registry.byId(Registry.entries, e.id))
+    assert.isUndefined(index.get("vendor-x/none"))
+  })
+})

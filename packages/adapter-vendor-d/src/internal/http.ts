@@ -135,11 +135,10 @@ export const make = (config: VendorDConfig, client: HttpClient.HttpClient, timeo
   const key = Redacted.value(config.apiKey)
   const authorize = HttpClientRequest.setHeader(KEY_HEADER, key)
   // Keeps the key out of tracing spans, which record request headers unless their name is redacted.
-  const redacting = HttpClient.transformResponse(client, (effect) =>
-    Effect.locallyWith(effect, Headers.currentRedactedNames, (names) => [...names, KEY_HEADER]))
   // Every exchange still goes through `client`, on the caller's fiber: if it enforces time limits
   // (`CallLimit`), so does this one, and `Http.within` needs no forked fiber.
-  const keyed = CallLimit.isEnforcing(client) ? CallLimit.markEnforcing(redacting) : redacting
+  const keyed = CallLimit.keepMark(client, HttpClient.transformResponse(client, (effect) =>
+    Effect.locallyWith(effect, Headers.currentRedactedNames, (names) => [...names, KEY_HEADER])))
   const upstream = Http.upstream({
     vendor: VENDOR,
     baseUrl: config.baseUrl,

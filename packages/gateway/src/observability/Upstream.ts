@@ -70,7 +70,7 @@ export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<s
         }))
     }))
   // Measuring changes no exchange: a client that enforces time limits still does.
-  return CallLimit.isEnforcing(client) ? CallLimit.markEnforcing(measured) : measured
+  return CallLimit.keepMark(client, measured)
 }
 
 const byOrigin = (origins: ReadonlyMap<string, string>, url: string) => {

@@ -28,8 +28,6 @@ export const idleMs = 1_000
 /** How often the poller deletes responses past their retention. */
 export const sweepEveryMs = 60_000
 
-const byId = (registry: Registry.Registry["Type"]) => new Map(registry.entries.map((e) => [e.id, e]))
-
 /** The poller of one service instance; `owner` names its leases. */
 export interface Poller {
   /**
@@ -131,7 +129,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
       )
 
     const runOnce = Effect.gen(function*() {
-      const entries = byId(yield* Registry.Registry)
+      const entries = Registry.indexById((yield* Registry.Registry).entries)
       const claimed = yield* claim(settings.workerBatch)
       yield* Effect.forEach(claimed, refreshLogged(entries), { concurrency: settings.workerConcurrency, discard: true })
       return claimed.length
@@ -144,7 +142,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
 
     /** Refreshes run in a pool refilled as they finish (see `WorkPool`); the sweep beside it. */
     const loop = Effect.gen(function*() {
-      const entries = byId(yield* Registry.Registry)
+      const entries = Registry.indexById((yield* Registry.Registry).entries)
       const pool = WorkPool.run<Store.StoredResponse>({
         slots: settings.workerConcurrency,
         batch: settings.workerBatch,

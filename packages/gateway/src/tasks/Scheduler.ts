@@ -66,7 +66,7 @@ const make = Effect.gen(function*() {
   const settings = yield* Settings
   const registry = yield* Registry.Registry
   const sql = yield* SqlClient.SqlClient
-  const entries = new Map(registry.entries.map((e) => [e.id, e]))
+  const entries = Registry.indexById(registry.entries)
   const owner = `worker-${randomUUID()}`
   const signal = yield* Queue.sliding<void>(1)
 

@@ -10,7 +10,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -143,7 +142,7 @@ const make = Effect.gen(function*() {
   const registry = yield* Registry.Registry
   const hooks = yield* TransitionHooks
   const media = yield* MediaStore
-  const entries = new Map<string, ModelEntry.ModelEntry>(registry.entries.map((e) => [e.id, e]))
+  const entries = Registry.indexById(registry.entries)
   const owner = `webhooks-${randomUUID()}`
   const rules = { allowInsecure: settings.webhookAllowInsecure, allowPrivate: settings.webhookAllowPrivate }
   const agent = new Agent({
