@@ -14,6 +14,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as NodeHttp from "node:http"
 import { createServer } from "node:http"
 import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
@@ -22,6 +23,7 @@ import * as Database from "./platform/Database.js"
 import * as BodyLimits from "./http/Limits.js"
 import * as DataDirLock from "./platform/DataDirLock.js"
 import * as Drain from "./http/Drain.js"
+import * as Front from "./http/Front.js"
 import * as Server from "./http/Server.js"
 import * as LiveAdapters from "./vendors/LiveAdapters.js"
 import * as Limits from "./platform/Limits.js"
@@ -37,6 +39,7 @@ import * as Usage from "./ledger/Usage.js"
 import * as TransitionHooks from "./tasks/Hooks.js"
 import * as Vendors from "./vendors/Vendors.js"
 import * as Upstream from "./observability/Upstream.js"
+import * as Observability from "./observability/Http.js"
 import * as Webhooks from "./webhooks/Webhooks.js"
 
 /** A reason the gateway refuses to start; printed as its message alone. */
@@ -95,12 +98,28 @@ export const core = <E, R>(liveAdapters: Effect.Effect<ReadonlyMap<string, Vendo
   )
 
 /**
+ * The application served on `server`: by the gateway's own listener for the static routes, the
+ * platform's for the rest (http/Front.ts). With traces on (`TracingEnabled`) or `platformOnly`,
+ * by the platform's alone: its server makes each request's server span.
+ */
+export const serve = (server: NodeHttp.Server, options: { readonly platformOnly?: boolean | undefined } = {}) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const application = yield* Server.application
+    if (options.platformOnly === true || (yield* Observability.TracingEnabled)) return HttpServer.serve(application.app)
+    return Layer.scopedDiscard(Effect.gen(function*() {
+      const platform = yield* NodeHttpServer.makeHandler(application.app)
+      const front = yield* Front.make(application.router, application.answer, platform)
+      server.on("request", front)
+      yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", front)))
+    }))
+  }))
+
+/**
  * The HTTP server on the settings' host and port, serving the registry's routes. A port in use is
  * a one-line startup error; at shutdown requests in flight finish first (`Drain`).
  */
 export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
-  const app = yield* Server.app
   // Without a trace exporter no server span is made per request (DESIGN.md §11: nothing
   // measurable is spent when tracing is unset); it cost a URL parse and header redaction each time.
   const exporting = Option.isSome(settings.otlpEndpoint)
@@ -108,7 +127,8 @@ export const http = Layer.unwrapEffect(Effect.gen(function*() {
   const listener = NodeHttpServer.layer(() => server, { port: settings.port, host: settings.host }).pipe(
     Layer.catchAll((e) => Layer.fail(listenError(e.cause, settings.host, settings.port)))
   )
-  return Drain.layer(server).pipe(Layer.provideMerge(HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))), Layer.provide(listener))
+  const served = serve(server, { platformOnly: exporting }).pipe(HttpMiddleware.withTracerDisabledWhen(() => !exporting))
+  return Drain.layer(server).pipe(Layer.provideMerge(served), Layer.provide(listener))
 }))
 
 /** Why the listener could not start, in the operator's words. */

@@ -22,7 +22,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Config from "../src/platform/Config.js"
 import * as Gateway from "../src/Gateway.js"
-import * as Server from "../src/http/Server.js"
 import { Scheduler } from "../src/tasks/Scheduler.js"
 
 /** Two bootstrap tokens, each its own tenant. */
@@ -38,6 +37,8 @@ export interface TestGatewayOptions {
   /** Live task adapters, built with the gateway's upstream HTTP client. */
   readonly live?: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, never, HttpClient.HttpClient>
   readonly settings?: Partial<Config.GatewaySettings>
+  /** Every request served by the platform's server alone (as with traces exported). */
+  readonly platformOnly?: boolean
 }
 
 /** The test gateway's layers; the HttpClient it provides talks to the server. */
@@ -74,14 +75,15 @@ const layerOn = (port: number, options: TestGatewayOptions) => {
     options.live ?? Effect.succeed(new Map()),
     Registry.layer(options.entries ?? Registry.entries)
   )
+  // Served as `genway serve` serves it: the gateway's own listener in front of the platform's
+  // (http/Front.ts); with traces on, or `platformOnly`, the platform's alone.
+  const node = createServer()
   const server = HttpServer.layerTestClient.pipe(
     Layer.provide(NodeHttpClient.layerWithoutAgent),
     Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port, host: "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(() => node, { port, host: "127.0.0.1" }))
   )
-  const http = Layer.unwrapEffect(Effect.map(Server.app, (app) => HttpServer.serve(app))).pipe(
-    Layer.provideMerge(server)
-  )
+  const http = Gateway.serve(node, { platformOnly: options.platformOnly }).pipe(Layer.provideMerge(server))
   return http.pipe(Layer.provideMerge(services), Layer.provideMerge(settings))
 }
 

@@ -10,6 +10,7 @@ import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import { randomUUID } from "node:crypto"
 import * as Admin from "../admin/Http.js"
@@ -18,6 +19,7 @@ import * as Chat from "../chat/Http.js"
 import { Settings } from "../platform/Config.js"
 import * as Cors from "./Cors.js"
 import * as Fallback from "./Fallback.js"
+import * as Front from "./Front.js"
 import * as Docs from "./Docs.js"
 import { handle } from "./Handle.js"
 import { requestUrl } from "./Request.js"
@@ -78,8 +80,12 @@ const pathOf = (url: string): string => requestUrl(url)?.pathname ?? url.split("
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** The full application: registry routes, not-found handling, request ids. */
-export const app = Effect.gen(function*() {
+/**
+ * The application in two forms: `app`, the registry's routes behind the platform's router, and
+ * `answer`, one static route's handler with the same framing (request id, CORS, observation,
+ * tracing), for the gateway's own listener (http/Front.ts). `router` is the routes' router.
+ */
+export const application = Effect.gen(function*() {
   const registry = yield* Registry.Registry
   const base = router(registry.entries)
   const routes = Observability.instrumentRouter(base)
@@ -87,19 +93,34 @@ export const app = Effect.gen(function*() {
   const tracing = yield* Observability.TracingEnabled
   const notFound = Fallback.make(base, registry.entries)
   const cors = Cors.make((yield* Settings).corsOrigins ?? [])
-  return Effect.withFiberRuntime((fiber) => {
-    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+  const framed = <E, R>(
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    request: HttpServerRequest.HttpServerRequest,
+    handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    route: string | undefined
+  ) => {
     const inbound = request.headers["x-request-id"]
     const requestId = inbound !== undefined && requestIdPattern.test(inbound) ? inbound : randomUUID()
     const preflight = cors?.preflight(request)
     const answered = (response: HttpServerResponse.HttpServerResponse) =>
       HttpServerResponse.setHeader(cors === undefined ? response : cors.decorate(request, response), "x-request-id", requestId)
     if (preflight !== undefined) return Effect.succeed(answered(preflight))
-    const routed = observe(request, requestId, Effect.catchTag(routes, "RouteNotFound", () => Effect.succeed(notFound(request.method, pathOf(request.url)))))
+    const routed = observe(request, requestId, handler, route)
     // Without an exported tracer no span is made, not even a no-op one. The observability layer
     // switches the tracer off for the whole process; an app served without it (tests, an
     // embedding program) switches it off here, per request.
     const untraced = tracing || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ? routed : Effect.withTracerEnabled(routed, false)
     return Effect.map(untraced, answered)
+  }
+  const app = Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+    const handler = Effect.catchTag(routes, "RouteNotFound", () => Effect.succeed(notFound(request.method, pathOf(request.url))))
+    return framed(fiber, request, handler, undefined)
   }) satisfies HttpApp.Default<never, any>
+  const answer: Front.Answer<never, Services> = (request, route) =>
+    Effect.withFiberRuntime((fiber) => framed(fiber, request, Front.handlerOf(route), route.path))
+  return { app, answer, router: base }
 })
+
+/** The full application: registry routes, not-found handling, request ids. */
+export const app = Effect.map(application, (a) => a.app)

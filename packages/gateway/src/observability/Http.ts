@@ -49,8 +49,8 @@ export const instrumentRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>): Htt
 }
 
 /**
- * Observes the application: `observe(request, requestId, app)` hangs the request's cell on it (see
- * observability/Request.ts), runs `app`, then updates the metrics and writes one info line
+ * Observes the application: `observe(request, requestId, app, route?)` hangs the request's cell on it (see
+ * observability/Request.ts; `route`, when known already, is its route template), runs `app`, then updates the metrics and writes one info line
  * (method, route template, status, duration, tenant hash; the loggers add the request id from the
  * cell). `entries` tells which routes are synchronous (E1/E2: overhead, upstream labels).
  */
@@ -74,11 +74,12 @@ export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   return <E, R>(
     request: HttpServerRequest.HttpServerRequest,
     requestId: string,
-    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+    route?: string
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
     const cell = attach<RequestTelemetry>(request, {
       id: requestId,
-      route: undefined,
+      route,
       tenant: undefined,
       upstreamMs: 0,
       upstreamCalls: 0,
