@@ -54,6 +54,12 @@ const routes: HttpRouter.HttpRouter<never, never> = HttpRouter.empty.pipe(
   HttpRouter.get("/text", Effect.succeed(HttpServerResponse.text("plain text", { contentType: "text/plain; charset=utf-8" }))),
   HttpRouter.get("/raw", Effect.succeed(HttpServerResponse.raw("raw string", { contentType: "text/x-raw" }))),
   HttpRouter.get("/piped", Effect.sync(() => HttpServerResponse.raw(Readable.from(["one ", "two ", "three"]), { contentType: "text/x-piped" }))),
+  HttpRouter.get("/piped-fails", Effect.sync(() => {
+    const source = new Readable({ read() {} })
+    source.push("one ")
+    setTimeout(() => source.destroy(new Error("the source failed")), 20)
+    return HttpServerResponse.raw(source, { contentType: "text/x-piped" })
+  })),
   HttpRouter.get("/stream", Effect.succeed(HttpServerResponse.stream(Stream.make("a", "b", "c").pipe(Stream.encodeText), { contentType: "text/event-stream" }))),
   HttpRouter.get("/stream-fails", Effect.succeed(HttpServerResponse.stream(Stream.concat(Stream.make("a"), Stream.fail("broken")).pipe(Stream.encodeText)))),
   HttpRouter.get("/cookie", Effect.succeed(HttpServerResponse.unsafeSetCookie(HttpServerResponse.text("c"), "session", "s1", { path: "/" }))),
@@ -142,6 +148,11 @@ describe("the front", () => {
       assert.strictEqual((yield* call(`${ours.base}/stream`)).body, "abc")
       assert.include((yield* call(`${ours.base}/cookie`)).headers["set-cookie"], "session=s1")
       assert.strictEqual((yield* call(`${ours.base}/defect`)).status, 500)
+      // A piped source that fails midway: the answer is cut, both ways (the client's read fails).
+      for (const base of [ours.base, theirs.base]) {
+        const read = yield* Effect.promise(() => fetch(`${base}/piped-fails`).then((r) => r.text()).then(() => "complete", () => "cut"))
+        assert.strictEqual(read, "cut", base)
+      }
     }))
 
   it.scoped("gives the handler the request, its search parameters, its route and its body", () =>
