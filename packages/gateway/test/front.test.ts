@@ -11,9 +11,11 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
@@ -48,7 +50,7 @@ const call = (url: string, init: RequestInit = {}) =>
 const served: Array<string> = []
 
 /** The routes of the tests, each answering with one kind of body. */
-const routes: HttpRouter.HttpRouter<never, never> = HttpRouter.empty.pipe(
+const routes: HttpRouter.HttpRouter<HttpServerResponse.HttpServerResponse, never> = HttpRouter.empty.pipe(
   HttpRouter.post("/json", Effect.succeed(HttpServerResponse.unsafeJson({ a: 1, b: "ü" }, { status: 201, headers: { "x-one": "1" } }))),
   HttpRouter.get("/empty", Effect.succeed(HttpServerResponse.empty({ status: 204, headers: { "x-two": "2" } }))),
   HttpRouter.get("/text", Effect.succeed(HttpServerResponse.text("plain text", { contentType: "text/plain; charset=utf-8" }))),
@@ -64,6 +66,7 @@ const routes: HttpRouter.HttpRouter<never, never> = HttpRouter.empty.pipe(
   HttpRouter.get("/stream-fails", Effect.succeed(HttpServerResponse.stream(Stream.concat(Stream.make("a"), Stream.fail("broken")).pipe(Stream.encodeText)))),
   HttpRouter.get("/cookie", Effect.succeed(HttpServerResponse.unsafeSetCookie(HttpServerResponse.text("c"), "session", "s1", { path: "/" }))),
   HttpRouter.get("/defect", Effect.die(new Error("boom"))),
+  HttpRouter.get("/fails-respondably", Effect.fail(HttpServerResponse.text("a teapot", { status: 418 }))),
   HttpRouter.post("/echo", Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const search = yield* HttpServerRequest.ParsedSearchParams
@@ -81,7 +84,12 @@ const routes: HttpRouter.HttpRouter<never, never> = HttpRouter.empty.pipe(
       body
     })
   }).pipe(Effect.orDie)),
-  HttpRouter.get("/items/:id", Effect.map(HttpRouter.params, (p) => HttpServerResponse.text(`item ${p.id}`)))
+  HttpRouter.get("/items/:id", Effect.map(HttpRouter.params, (p) => HttpServerResponse.text(`item ${p.id}`))),
+  // A route under a prefix: the router shortens its URL.
+  HttpRouter.concat(HttpRouter.empty.pipe(
+    HttpRouter.get("/inner", Effect.map(HttpServerRequest.HttpServerRequest, (r) => HttpServerResponse.text(r.url))),
+    HttpRouter.prefixAll("/pre")
+  ))
 )
 
 /** The front over `routes`, recording who served; the platform's handler as its fallback. */
@@ -109,17 +117,37 @@ describe("the front", () => {
       assert.strictEqual((yield* call(`${base}/json`, { method: "POST" })).status, 201)
       assert.strictEqual((yield* call(`${base}/json?x=1`, { method: "POST" })).status, 201)
       assert.strictEqual((yield* call(`${base}/items/7`)).body, "item 7")
+      assert.strictEqual((yield* call(`${base}/pre/inner`)).body, "/inner")
       assert.strictEqual((yield* call(`${base}/text`, { method: "HEAD" })).status, 200)
       assert.strictEqual((yield* call(`${base}/nowhere`)).status, 404)
       assert.strictEqual((yield* call(`${base}/json`)).status, 404)
+      // Any other spelling of a static path is the router's to match (or not), as before.
+      for (const path of ["/JSON", "/json/", "/json;x", "/%6Ason"]) yield* call(`${base}${path}`, { method: "POST" })
       assert.deepStrictEqual(served, [
         "front /json",
         "front /json",
         "platform GET /items/7",
+        "platform GET /pre/inner",
         "platform HEAD /text",
         "platform GET /nowhere",
-        "platform GET /json"
+        "platform GET /json",
+        "platform POST /JSON",
+        "platform POST /json/",
+        "platform POST /json;x",
+        "platform POST /%6Ason"
       ])
+      // A request asking to upgrade the connection is answered as any other (the gateway upgrades none).
+      served.length = 0
+      const upgraded = yield* Effect.async<number>((resume) => {
+        const req = httpRequest(`${base}/json`, { method: "POST", headers: { connection: "upgrade", upgrade: "h2c" } }, (res) => {
+          res.resume()
+          resume(Effect.succeed(res.statusCode ?? 0))
+        })
+        req.on("error", () => resume(Effect.succeed(-1)))
+        req.end()
+      })
+      assert.strictEqual(upgraded, 201)
+      assert.deepStrictEqual(served, ["front /json"])
     }))
 
   it.scoped("answers as the platform's server does: status, headers and every kind of body", () =>
@@ -135,7 +163,8 @@ describe("the front", () => {
         ["/stream", {}],
         ["/stream-fails", {}],
         ["/cookie", {}],
-        ["/defect", {}]
+        ["/defect", {}],
+        ["/fails-respondably", {}]
       ]
       served.length = 0
       for (const [path, init] of cases) {
@@ -148,6 +177,7 @@ describe("the front", () => {
       assert.strictEqual((yield* call(`${ours.base}/stream`)).body, "abc")
       assert.include((yield* call(`${ours.base}/cookie`)).headers["set-cookie"], "session=s1")
       assert.strictEqual((yield* call(`${ours.base}/defect`)).status, 500)
+      assert.deepStrictEqual(yield* Effect.map(call(`${ours.base}/fails-respondably`), (r) => [r.status, r.body]), [418, "a teapot"])
       // A piped source that fails midway: the answer is cut, both ways (the client's read fails).
       for (const base of [ours.base, theirs.base]) {
         const read = yield* Effect.promise(() => fetch(`${base}/piped-fails`).then((r) => r.text()).then(() => "complete", () => "cut"))
@@ -160,15 +190,15 @@ describe("the front", () => {
       const ours = yield* front
       const theirs = yield* platform
       const init = { method: "POST", headers: { "x-probe": "p" }, body: "the body" }
-      const a = JSON.parse((yield* call(`${ours.base}/echo?x=1&x=2&y=3`, init)).body)
-      const b = JSON.parse((yield* call(`${theirs.base}/echo?x=1&x=2&y=3`, init)).body)
+      const a = JSON.parse((yield* call(`${ours.base}/echo?x=1&x=2&y=3&constructor=c&__proto__=p`, init)).body)
+      const b = JSON.parse((yield* call(`${theirs.base}/echo?x=1&x=2&y=3&constructor=c&__proto__=p`, init)).body)
       assert.deepStrictEqual(a, {
         method: "POST",
-        url: "/echo?x=1&x=2&y=3",
-        originalUrl: "/echo?x=1&x=2&y=3",
+        url: "/echo?x=1&x=2&y=3&constructor=c&__proto__=p",
+        originalUrl: "/echo?x=1&x=2&y=3&constructor=c&__proto__=p",
         header: "p",
         remote: "127.0.0.1",
-        search: { x: ["1", "2"], y: "3" },
+        search: JSON.parse('{"x":["1","2"],"y":"3","constructor":"c","__proto__":"p"}'),
         route: "/echo",
         params: {},
         body: "the body"
@@ -209,14 +239,16 @@ describe("the front", () => {
 
 const e2 = "/vendors/vendor-a/v1/responses"
 const e4 = "/vendors/vendor-b/v1/vid2.5-t2v-preview/generation"
+const origin = "https://app.example"
 
 /** Requests on static routes (and, for contrast, one with a parameter and one matching nothing). */
 const probes: ReadonlyArray<readonly [string, () => ReturnType<typeof Harness.post>]> = [
   ["healthz", () => Harness.get("/healthz")],
+  ["healthz, from an allowed origin", () => HttpClientRequest.setHeader(Harness.get("/healthz"), "origin", origin)],
   ["models", () => Harness.get("/v1/models")],
-  ["E2 store:false", () => Harness.post(e2, { model: "responses", input: "kites", store: false })],
+  ["E2 store:false, the client's request id", () => HttpClientRequest.setHeader(Harness.post(e2, { model: "responses", input: "kites", store: false }), "x-request-id", "client-chosen-id")],
   ["E2 kept", () => Harness.post(e2, { model: "responses", input: "kites" })],
-  ["E2 stream", () => Harness.post(e2, { model: "responses", input: "kites", stream: true })],
+  ["E2 stream, from an allowed origin", () => HttpClientRequest.setHeader(Harness.post(e2, { model: "responses", input: "kites", stream: true }), "origin", origin)],
   ["E2 invalid", () => Harness.post(e2, { model: "responses", input: "x", temprature: 1 })],
   ["E2 unknown token", () => Harness.post(e2, { model: "responses", input: "x" }, "not-a-token")],
   ["E1 stream", () => Harness.post("/v1/chat/completions", { model: "vendor-d/image-model-2.5-flash-image-preview", stream: true, messages: [{ role: "user", content: "a kite" }] })],
@@ -226,45 +258,39 @@ const probes: ReadonlyArray<readonly [string, () => ReturnType<typeof Harness.po
   ["unknown path", () => Harness.get("/v1/nowhere")]
 ]
 
-/** What must not differ between two servings: status, header names, content type, and the body with ids, times and durations blanked. */
-const shapeOf = (r: { readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly text: string }) => ({
-  status: r.status,
-  headerNames: Object.keys(r.headers).filter((h) => h !== "date").sort(),
-  contentType: r.headers["content-type"],
-  body: r.text
+/** Ids, times and durations blanked: what differs between any two answers. */
+const blank = (text: string) =>
+  text
     .replace(/"(id|created_at|created|request_id|task_id|response_id|completed_at|item_id)":\s*("[^"]*"|\d+)/g, '"$1":_')
     .replace(/(resp|msg|task|rs|chatcmpl)_[A-Za-z0-9]+/g, "$1_…")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "uuid")
+    .replace(/dur=[0-9.]+/g, "dur=_")
+
+/** What must not differ between two servings: status, headers (values blanked as bodies, without `date`) and body. */
+const shapeOf = (r: { readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly text: string }) => ({
+  status: r.status,
+  headers: Object.fromEntries(Object.entries(r.headers).filter(([h]) => h !== "date").sort(([a], [b]) => a.localeCompare(b)).map(([h, v]) => [h, blank(v)])),
+  body: blank(r.text)
 })
 
-const shapes = new Map<string, Array<unknown>>()
-
-for (const platformOnly of [true, false]) {
-  describe(`the gateway, served ${platformOnly ? "by the platform's server alone" : "by the front"}`, () => {
-    layer(Harness.layer({ platformOnly }))((it) => {
-      it.effect("answers the probes (compared below)", () =>
-        Effect.gen(function*() {
-          for (const [name, request] of probes) {
-            const r = yield* Harness.send(request())
-            const seen = shapes.get(name) ?? []
-            seen.push(shapeOf(r))
-            shapes.set(name, seen)
-          }
-        }))
-    })
-  })
-}
-
-describe("the gateway, served both ways", () => {
-  it("answers every probe the same way", () => {
-    for (const [name] of probes) {
-      const [platform, front] = shapes.get(name) ?? []
-      assert.isDefined(front, name)
-      assert.deepStrictEqual(front, platform, name)
-    }
-    // The probes say something: the answers differ from one another.
-    assert.strictEqual((shapes.get("E4 bad duration")![0] as { status: number }).status, 400)
-    assert.strictEqual((shapes.get("E2 unknown token")![0] as { status: number }).status, 401)
-    assert.strictEqual((shapes.get("E4 create")![0] as { status: number }).status, 202)
-  })
+describe("the gateway, served by the front and by the platform's server alone", () => {
+  it.scoped("answers every probe the same way", () =>
+    Effect.gen(function*() {
+      const servings: Array<ReadonlyArray<ReturnType<typeof shapeOf>>> = []
+      for (const platformOnly of [true, false]) {
+        const context = yield* Layer.build(Harness.layer({ platformOnly, settings: { corsOrigins: [origin] } }))
+        servings.push(yield* Effect.forEach(probes, ([, request]) => Effect.map(Harness.send(request()), shapeOf)).pipe(Effect.provide(context)))
+      }
+      const [platform, front] = servings
+      probes.forEach(([name], i) => assert.deepStrictEqual(front![i], platform![i], name))
+      // The probes say something: the answers differ from one another, and carry what they should.
+      const byName = new Map(probes.map(([name], i) => [name, front![i]!]))
+      assert.strictEqual(byName.get("E4 bad duration")!.status, 400)
+      assert.strictEqual(byName.get("E2 unknown token")!.status, 401)
+      assert.strictEqual(byName.get("E4 create")!.status, 202)
+      assert.strictEqual(byName.get("E2 store:false, the client's request id")!.headers["x-request-id"], "client-chosen-id")
+      assert.strictEqual(byName.get("healthz, from an allowed origin")!.headers["access-control-allow-origin"], origin)
+      assert.strictEqual(byName.get("E2 stream, from an allowed origin")!.headers["access-control-allow-origin"], origin)
+      assert.include(byName.get("E2 stream, from an allowed origin")!.body, "response.completed")
+    }))
 })

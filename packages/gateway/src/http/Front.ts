@@ -33,8 +33,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cookies from "@effect/platform/Cookies"
 import type * as Multipart from "@effect/platform/Multipart"
 import * as UrlParams from "@effect/platform/UrlParams"
+import * as NodeMultipart from "@effect/platform-node/NodeMultipart"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -64,6 +64,8 @@ export const staticRoutes = <E, R>(router: HttpRouter.HttpRouter<E, R>) => {
   for (const route of router.routes) {
     if (route.method === "*" || route.method === "HEAD" || route.method === "OPTIONS") continue
     if (route.path.includes(":") || route.path.includes("*")) continue
+    // A route under a prefix (`HttpRouter.prefixAll`) sees its URL shortened by the router.
+    if (route.prefix._tag === "Some") continue
     if (mounted.some((p) => route.path === p || route.path.startsWith(`${p}/`))) continue
     let byPath = table.get(route.method)
     if (byPath === undefined) table.set(route.method, byPath = new Map())
@@ -72,21 +74,19 @@ export const staticRoutes = <E, R>(router: HttpRouter.HttpRouter<E, R>) => {
   return table
 }
 
-const noParams: Readonly<Record<string, string | undefined>> = Object.freeze({})
-const noSearch: Readonly<Record<string, string | Array<string>>> = Object.freeze({})
-
-/** The route's context, as the router provides it to a route without parameters. */
+/** The route's context, as the router provides it to a route without parameters (fresh for each request, as there). */
 const routeContext = (route: HttpRouter.Route<unknown, unknown>): HttpRouter.RouteContext => ({
   [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId,
-  params: noParams,
+  params: {},
   route
 })
 
-/** `?a=1&a=2&b=3` as `{a: ["1", "2"], b: "3"}`, the router's form of search parameters. */
-const searchOf = (query: string) => {
-  const out: Record<string, string | Array<string>> = {}
+/** `?a=1&a=2&b=3` as `{a: ["1", "2"], b: "3"}`, the router's form of search parameters (no prototype: any key is data). */
+const searchOf = (query: string | undefined) => {
+  const out: Record<string, string | Array<string>> = Object.create(null)
+  if (query === undefined) return out
   for (const [key, value] of new URLSearchParams(query)) {
-    const seen = out[key]
+    const seen = Object.hasOwn(out, key) ? out[key] : undefined
     out[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
   }
   return out
@@ -124,38 +124,37 @@ export class FrontRequest extends Inspectable.Class implements HttpServerRequest
   get remoteAddress(): Option.Option<string> {
     return Option.fromNullable(this.remoteAddressOverride ?? this.source.socket?.remoteAddress)
   }
+  // The body, read as the platform's request reads it (`IncomingMessage.MaxBodySize` bounds it).
   get stream(): Stream.Stream<Uint8Array, ServerError.RequestError> {
     return NodeStream.fromReadable(() => this.source, decodeError(this))
   }
   private cachedText: Effect.Effect<string, ServerError.RequestError> | undefined
   get text(): Effect.Effect<string, ServerError.RequestError> {
-    return this.cachedText ??= Effect.runSync(Effect.cached(
-      Effect.map(
-        Stream.runFold(this.stream, [] as Array<Uint8Array>, (chunks, chunk) => (chunks.push(chunk), chunks)),
-        (chunks) => Buffer.concat(chunks).toString("utf8")
-      )
-    ))
+    return this.cachedText ??= Effect.runSync(Effect.cached(Effect.flatMap(IncomingMessage.MaxBodySize, (max) =>
+      NodeStream.toString(() => this.source, { onFailure: decodeError(this), maxBytes: Option.getOrUndefined(max) }))))
   }
   get json(): Effect.Effect<unknown, ServerError.RequestError> {
-    return Effect.flatMap(this.text, (text) => Effect.try({ try: () => (text === "" ? null : JSON.parse(text)) as unknown, catch: decodeError(this) }))
+    return Effect.tryMap(this.text, { try: (text) => (text === "" ? null : JSON.parse(text)) as unknown, catch: decodeError(this) })
   }
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, ServerError.RequestError> {
-    return Effect.map(this.text, (text) => UrlParams.fromInput(new URLSearchParams(text)))
+    return Effect.flatMap(this.text, (text) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: decodeError(this) }))
   }
   get arrayBuffer(): Effect.Effect<ArrayBuffer, ServerError.RequestError> {
-    return Effect.map(this.text, (text) => {
-      const bytes = Buffer.from(text, "utf8")
-      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-    })
+    return Effect.flatMap(IncomingMessage.MaxBodySize, (max) =>
+      Effect.map(
+        NodeStream.toUint8Array(() => this.source, { onFailure: decodeError(this), maxBytes: Option.getOrUndefined(max) }),
+        (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+      ))
   }
+  private cachedMultipart: HttpServerRequest.HttpServerRequest["multipart"] | undefined
   get multipart(): HttpServerRequest.HttpServerRequest["multipart"] {
-    return Effect.dieMessage("multipart bodies are not read on the gateway's static routes")
+    return this.cachedMultipart ??= Effect.runSync(Effect.cached(NodeMultipart.persisted(this.source, this.source.headers)))
   }
   get multipartStream(): Stream.Stream<Multipart.Part, Multipart.MultipartError> {
-    return Stream.dieMessage("multipart bodies are not read on the gateway's static routes")
+    return NodeMultipart.stream(this.source, this.source.headers)
   }
   get upgrade(): HttpServerRequest.HttpServerRequest["upgrade"] {
-    return Effect.dieMessage("the gateway's static routes do not upgrade connections")
+    return Effect.fail(new ServerError.RequestError({ request: this, reason: "Decode", description: "not an upgradeable ServerRequest" }))
   }
   modify(options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }) {
     return new FrontRequest(
@@ -252,10 +251,7 @@ export const make = <E, R>(
   fallback: (req: Http.IncomingMessage, res: Http.ServerResponse) => void
 ): Effect.Effect<(req: Http.IncomingMessage, res: Http.ServerResponse) => void, never, Exclude<R, RequestServices>> =>
   Effect.map(Effect.runtime<Exclude<R, RequestServices>>(), (runtime) => {
-    const table = new Map<string, Map<string, { readonly route: HttpRouter.Route<E, R>; readonly context: HttpRouter.RouteContext }>>()
-    for (const [method, byPath] of staticRoutes(router)) {
-      table.set(method, new Map([...byPath].map(([path, route]) => [path, { route, context: routeContext(route as HttpRouter.Route<unknown, unknown>) }])))
-    }
+    const table = staticRoutes(router)
     const base = runtime.context.unsafeMap
     return function front(req, res) {
       const url = req.url ?? "/"
@@ -266,17 +262,16 @@ export const make = <E, R>(
       // One copy of the context with the request's three services, as the router makes one.
       const services = new Map(base)
       services.set(HttpServerRequest.HttpServerRequest.key, request)
-      services.set(HttpRouter.RouteContext.key, found.context)
-      services.set(HttpServerRequest.ParsedSearchParams.key, q === -1 ? noSearch : searchOf(url.slice(q + 1)))
-      const answered = Effect.flatMap(answer(request, found.route), (response) => write(res, response))
+      services.set(HttpRouter.RouteContext.key, routeContext(found as HttpRouter.Route<unknown, unknown>))
+      services.set(HttpServerRequest.ParsedSearchParams.key, searchOf(q === -1 ? undefined : url.slice(q + 1)))
+      const answered = Effect.flatMap(answer(request, found), (response) => write(res, response))
       // The request's scope, as the platform's server gives one: what a handler forks or opens
       // in it (a stream's producer, its timer) ends once the answer is written or abandoned.
       const program = Effect.flatMap(Scope.make(), (scope) => Effect.onExit(Scope.extend(answered, scope), (exit) => Scope.close(scope, exit))).pipe(
+        // As the platform's server: the failure's own answer (a respondable error, a client's
+        // going away 499, a defect 500) when nothing was sent yet, else the end of the answer.
         Effect.catchAllCause((cause) =>
-          Effect.sync(() => {
-            if (!res.headersSent) res.writeHead(Cause.isInterruptedOnly(cause) ? 499 : 500)
-            if (!res.writableEnded) res.end()
-          })
+          res.headersSent ? ended(res) : Effect.flatMap(ServerError.causeResponse(cause), ([response]) => Effect.orElse(write(res, response), () => ended(res)))
         ),
         Effect.uninterruptible
       )
