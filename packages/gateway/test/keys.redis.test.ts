@@ -17,7 +17,7 @@ import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
-import * as Server from "../src/http/Server.js"
+import * as Gateway from "../src/Gateway.js"
 import type * as Config from "../src/platform/Config.js"
 import * as Limits from "../src/platform/Limits.js"
 import { tempDir } from "./harness.js"
@@ -38,8 +38,10 @@ const e4 = "/vendors/vendor-b/v1/vid2.5-t2v-preview/generation"
 /** A replica serving HTTP on an ephemeral port; returns its base URL. */
 const serve = (services: Layer.Layer<any, any, never>) =>
   Effect.gen(function*() {
-    const http = Layer.unwrapEffect(Effect.map(Server.app, (app) => HttpServer.serve(app))).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" })),
+    // Served as `genway serve` serves it (the gateway's own listener in front of the platform's).
+    const node = createServer()
+    const http = Gateway.serve(node).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(() => node, { port: 0, host: "127.0.0.1" })),
       Layer.provideMerge(services)
     )
     const ctx = yield* Layer.build(http)

@@ -57,7 +57,7 @@ export type Answer<E, R> = (
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, R | RequestServices>
 
 /** The router's static routes (no `:param`, no `*`) by method, then by exact path. */
-export const staticRoutes = <E, R>(router: HttpRouter.HttpRouter<E, R>) => {
+const staticRoutes = <E, R>(router: HttpRouter.HttpRouter<E, R>) => {
   const table = new Map<string, Map<string, HttpRouter.Route<E, R>>>()
   // A mounted app takes every path under its prefix before the routes: those paths stay with the router.
   const mounted = [...router.mounts].map(([path]) => path)
@@ -259,7 +259,7 @@ export const make = <E, R>(
       const found = table.get(req.method ?? "")?.get(q === -1 ? url : url.slice(0, q))
       if (found === undefined) return fallback(req, res)
       const request = new FrontRequest(req, res, url)
-      // One copy of the context with the request's three services, as the router makes one.
+      // One copy of the context with the request, its route and its search parameters, as the router makes one.
       const services = new Map(base)
       services.set(HttpServerRequest.HttpServerRequest.key, request)
       services.set(HttpRouter.RouteContext.key, routeContext(found as HttpRouter.Route<unknown, unknown>))

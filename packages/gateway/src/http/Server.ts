@@ -121,6 +121,3 @@ export const application = Effect.gen(function*() {
     Effect.withFiberRuntime((fiber) => framed(fiber, request, Front.handlerOf(route), route.path))
   return { app, answer, router: base }
 })
-
-/** The full application: registry routes, not-found handling, request ids. */
-export const app = Effect.map(application, (a) => a.app)
