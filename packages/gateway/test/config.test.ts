@@ -21,6 +21,7 @@ describe("settings", () => {
       assert.strictEqual(s.publicUrl, "http://127.0.0.1:8080")
       assert.isTrue(Option.isNone(s.databaseUrl))
       assert.deepStrictEqual(s.apiKeys, [])
+      assert.strictEqual(s.heapGrowingPercent, 50)
       const keys = yield* read({ GATEWAY_API_KEYS: "a, b ,,c", GATEWAY_PUBLIC_URL: "https://gw.example.com/" })
       assert.deepStrictEqual(keys.apiKeys.map(Redacted.value), ["a", "b", "c"])
       assert.strictEqual(keys.publicUrl, "https://gw.example.com")
@@ -32,7 +33,9 @@ describe("settings", () => {
         ["PORT", "eighty"],
         ["GATEWAY_PUBLIC_URL", "ftp://x"],
         ["GATEWAY_DATABASE_URL", "mysql://user:hunter2@db/x"],
-        ["GATEWAY_POLL_INTERVAL_MS", "5"]
+        ["GATEWAY_POLL_INTERVAL_MS", "5"],
+        ["GATEWAY_HEAP_GROWING_PERCENT", "-1"],
+        ["GATEWAY_HEAP_GROWING_PERCENT", "half"]
       ] as const) {
         const error = yield* Effect.flip(read({ [name]: value }))
         assert.include(String(error), name)

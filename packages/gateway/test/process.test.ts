@@ -66,6 +66,31 @@ describe("genway serve", () => {
     assert.isFalse(fs.existsSync(path.join(dataDir, "genway.lock")))
   })
 
+  it("sets the heap policy: 50 % growth by default, GATEWAY_HEAP_GROWING_PERCENT=0 keeps V8's rule, node's own flag wins", { timeout: 240_000 }, async () => {
+    const heapLine = async (env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []) => {
+      const child = spawn(process.execPath, [...nodeArgs, bin, "serve"], {
+        env: { ...process.env, GATEWAY_DATABASE_URL: "", GATEWAY_API_KEYS: token, HOST: "127.0.0.1", GATEWAY_DATA_DIR: tempDir(), PORT: String(await freePort()), ...env },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let output = ""
+      child.stdout.on("data", (d) => (output += d))
+      child.stderr.on("data", (d) => (output += d))
+      const exit = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)))
+      await until("the gateway's heap line", async () => (output.includes("heap: ") || child.exitCode !== null ? true : undefined))
+      child.kill("SIGINT")
+      assert.strictEqual(await exit, 0, output)
+      return output.split("\n").find((l) => l.includes("heap: ")) ?? ""
+    }
+    const [byDefault, v8Rule, nodeFlag] = await Promise.all([
+      heapLine({}),
+      heapLine({ GATEWAY_HEAP_GROWING_PERCENT: "0" }),
+      heapLine({}, ["--heap-growing-percent=20"])
+    ])
+    assert.include(byDefault, "heap: a full collection once the old generation grows 50 % past its live size (GATEWAY_HEAP_GROWING_PERCENT)")
+    assert.include(v8Rule, "heap: V8's own growing rule (GATEWAY_HEAP_GROWING_PERCENT=0)")
+    assert.include(nodeFlag, "heap: node's --heap-growing-percent=20 (GATEWAY_HEAP_GROWING_PERCENT not applied)")
+  })
+
   it("a malformed models file is one line naming the entry, the field and the expectation", { timeout: 120_000 }, async () => {
     const dir = tempDir()
     const file = path.join(dir, "models.json")

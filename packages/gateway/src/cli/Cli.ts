@@ -7,6 +7,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as ApiKeys from "../platform/ApiKeys.js"
 import * as Config from "../platform/Config.js"
+import * as Heap from "../platform/Heap.js"
 import * as Report from "./Report.js"
 import * as Shared from "./Shared.js"
 import * as Gateway from "../Gateway.js"
@@ -20,12 +21,14 @@ import * as Usage from "./Usage.js"
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function*() {
     const settings = yield* Config.Settings
+    const heap = yield* Heap.apply(settings.heapGrowingPercent ?? 0)
     const keys = yield* ApiKeys.ApiKeys
     const vendors = yield* Vendors
     const registry = yield* Registry.Registry
     yield* Effect.logInfo(`Genway listening on http://${settings.host}:${settings.port} (public URL ${settings.publicUrl})`)
     yield* Effect.logInfo(`${registry.entries.length} models; sandboxed vendors: ${vendors.sandboxed.join(", ") || "none"}`)
     yield* Effect.logInfo(`database: ${Shared.describeDatabase(settings)}`)
+    yield* Effect.logInfo(Heap.describe(heap))
     if (!(yield* keys.anyConfigured)) {
       const dataDir = Option.isSome(settings.databaseUrl) ? "" : `GATEWAY_DATA_DIR=${settings.dataDir} `
       yield* Effect.logWarning(

@@ -54,6 +54,11 @@ export interface GatewaySettings {
   readonly corsOrigins?: ReadonlyArray<string>
   /** Where result media and spooled inputs live (DESIGN.md §12); unset: the data directory. */
   readonly mediaStore?: MediaStoreSettings
+  /**
+   * `GATEWAY_HEAP_GROWING_PERCENT`: how far `genway serve` lets V8's old generation grow past what
+   * survived the last full collection before the next one (platform/Heap.ts); 0 leaves V8's own rule.
+   */
+  readonly heapGrowingPercent?: number
 }
 
 /** `GATEWAY_MEDIA_STORE` and the S3 variables that go with it. */
@@ -225,6 +230,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
       ? Either.right(list)
       : Either.left(`must be a comma-separated list of origins such as https://app.example.com (or *); got ${bad}`)
   }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => []))),
+  heapGrowingPercent: Config.integer("GATEWAY_HEAP_GROWING_PERCENT").pipe(
+    Config.validate({ message: "GATEWAY_HEAP_GROWING_PERCENT must be between 0 and 1000", validation: (n) => n >= 0 && n <= 1000 }),
+    Config.withDefault(50)
+  ),
   mediaStore
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
