@@ -3,8 +3,8 @@
  * vendor-d's emulator streams on loopback, holding each event `streamDelayMs`; the same generation is
  * requested `runs` times straight from the emulator (`:streamGenerateContent?alt=sse`) and through
  * a gateway whose vendor-d is live against it (`POST /v1/chat/completions`, `stream: true`),
- * alternating, one request at a time, after `warmup` unmeasured pairs. The clock stops at the first body byte; every answer is read
- * to its end. The gateway runs in its own process (`genway serve`, as deployed), the emulator and
+ * alternating, one request at a time, after `warmup` unmeasured pairs. The clock stops at the first
+ * body byte; every answer is read to its end. The gateway runs in its own process (`genway serve`, as deployed), the emulator and
  * the client in this one; `inProcess: true` runs all three on one event loop instead, which
  * charges the gateway with the client's and the emulator's work that waits behind it.
  * Numbers are printed, never asserted: this is not a test.

@@ -4,7 +4,7 @@
  * small (about 50 MB with 10,000 tasks in flight) and its garbage steady (polls, requests), so the
  * process sat near four times its live memory between collections. `serve` sets V8's
  * `--heap-growing-percent` (default 50: the next full collection once the old generation has grown
- * by half), trading some collection time for memory (README, "Where the polls' memory goes").
+ * by half), trading some collection time for memory (README, "The heap policy", for the measurements).
  * A `--heap-growing-percent` given to node itself wins; `GATEWAY_HEAP_GROWING_PERCENT=0` keeps V8's rule.
  */
 import * as Effect from "effect/Effect"
