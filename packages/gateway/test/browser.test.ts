@@ -250,6 +250,20 @@ describe.skipIf(!available)("docs and playground in Chromium", () => {
     await page.close()
   }, TIMEOUT)
 
+  it("/docs and /playground carry their own icon: the browser asks for no /favicon.ico (a 404 in its console)", async () => {
+    for (const route of ["/docs", "/playground"]) {
+      const page = await openPage()
+      const errors: Array<string> = []
+      page.on("console", (m) => {
+        if (m.type() === "error") errors.push(m.text())
+      })
+      await page.goto(`${base}${route}`, { waitUntil: "networkidle" })
+      expect(await page.locator('link[rel="icon"]').count()).toBe(1)
+      expect(errors).toEqual([])
+      await page.close()
+    }
+  }, TIMEOUT)
+
   it("the pages make no request off the gateway's origin", () => {
     expect(requests.length).toBeGreaterThan(10)
     const off = requests.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith("data:") && !u.startsWith("blob:"))

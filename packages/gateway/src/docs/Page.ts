@@ -377,7 +377,7 @@ export const render = (entries: ReadonlyArray<ModelEntry.ModelEntry>, doc: Json)
     `<h2 id="vendor-${escape(vendor)}">${escape(vendor)}</h2>` +
     documented.filter((e) => e.vendor === vendor).map((e) => entrySection(e, doc, ops)).join("")
   ).join("")
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">
 <title>${title} API reference</title><style>${css}</style></head><body>
 <header class="top"><a class="brand" href="/docs">${title}</a><nav aria-label="Site"><a href="/docs" aria-current="page">API reference</a><a href="/playground">Playground</a><a href="/openapi.json">openapi.json</a></nav></header>
 <main>
