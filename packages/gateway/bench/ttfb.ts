@@ -34,9 +34,9 @@ const model = "image-model-2.5-flash-image-preview"
 export interface TtfbOptions {
   readonly runs?: number
   /**
-   * Unmeasured pairs first (default 50): the gateway's code is optimised by V8 only after some
-   * thousands of requests, as E2's contestants are warmed for 20 s. The first 50 pairs after the
-   * start are reported apart (`coldAddedMs`).
+   * Unmeasured pairs first (default and least 50): the gateway's code is optimised by V8 only
+   * after some thousands of requests, as E2's contestants are warmed for 20 s. The first 50 pairs
+   * after the start are reported apart (`coldAddedMs`).
    */
   readonly warmup?: number
   readonly streamDelayMs?: number

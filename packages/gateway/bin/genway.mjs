@@ -12,7 +12,10 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 if (process.env.GENWAY_FROM_SOURCE === "1") {
   const require = createRequire(import.meta.url)
   const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-  const child = spawn(process.execPath, ["--import", require.resolve("tsx/esm"), main, ...process.argv.slice(2)], {
+  // Node's own options reach the gateway's process (a heap flag, say), but not the inspector's: two
+  // processes cannot listen on one debugging port.
+  const nodeOptions = process.execArgv.filter((a) => !/^--inspect/.test(a))
+  const child = spawn(process.execPath, [...nodeOptions, "--import", require.resolve("tsx/esm"), main, ...process.argv.slice(2)], {
     stdio: "inherit"
   })
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal))

@@ -22,6 +22,9 @@ describe("settings", () => {
       assert.isTrue(Option.isNone(s.databaseUrl))
       assert.deepStrictEqual(s.apiKeys, [])
       assert.strictEqual(s.heapGrowingPercent, 50)
+      assert.strictEqual((yield* read({ GATEWAY_HEAP_GROWING_PERCENT: "" })).heapGrowingPercent, 50)
+      assert.strictEqual((yield* read({ GATEWAY_HEAP_GROWING_PERCENT: "0" })).heapGrowingPercent, 0)
+      assert.strictEqual((yield* read({ GATEWAY_HEAP_GROWING_PERCENT: "1000" })).heapGrowingPercent, 1000)
       const keys = yield* read({ GATEWAY_API_KEYS: "a, b ,,c", GATEWAY_PUBLIC_URL: "https://gw.example.com/" })
       assert.deepStrictEqual(keys.apiKeys.map(Redacted.value), ["a", "b", "c"])
       assert.strictEqual(keys.publicUrl, "https://gw.example.com")
@@ -35,7 +38,9 @@ describe("settings", () => {
         ["GATEWAY_DATABASE_URL", "mysql://user:hunter2@db/x"],
         ["GATEWAY_POLL_INTERVAL_MS", "5"],
         ["GATEWAY_HEAP_GROWING_PERCENT", "-1"],
-        ["GATEWAY_HEAP_GROWING_PERCENT", "half"]
+        ["GATEWAY_HEAP_GROWING_PERCENT", "half"],
+        ["GATEWAY_HEAP_GROWING_PERCENT", "1001"],
+        ["GATEWAY_HEAP_GROWING_PERCENT", "1e3"]
       ] as const) {
         const error = yield* Effect.flip(read({ [name]: value }))
         assert.include(String(error), name)

@@ -10,6 +10,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Heap from "./Heap.js"
 import * as path from "node:path"
 
 /** Settings of one gateway process. */
@@ -230,10 +231,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
       ? Either.right(list)
       : Either.left(`must be a comma-separated list of origins such as https://app.example.com (or *); got ${bad}`)
   }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => []))),
-  heapGrowingPercent: Config.integer("GATEWAY_HEAP_GROWING_PERCENT").pipe(
-    Config.validate({ message: "GATEWAY_HEAP_GROWING_PERCENT must be between 0 and 1000", validation: (n) => n >= 0 && n <= 1000 }),
-    Config.withDefault(50)
-  ),
+  heapGrowingPercent: optional("GATEWAY_HEAP_GROWING_PERCENT", (raw) =>
+    /^\d{1,4}$/.test(raw) && Number(raw) <= 1000 ? Either.right(Number(raw)) : Either.left("must be an integer from 0 to 1000")).pipe(
+      Config.map(Option.getOrElse(() => Heap.defaultPercent))
+    ),
   mediaStore
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
