@@ -76,6 +76,35 @@ describe("reschedules written together", () => {
       }))
   })
 
+  layer(Harness.layer())((it) => {
+    // On SQLite a step that changes a task without changing its state runs as a member of the
+    // group commit (tasks/Store.ts, `update`): steps that meet share one commit. Written alone,
+    // each committed on its own: at least one WAL frame per step.
+    it.effect("SQLite: steps that change no state and meet are written by one commit", () =>
+      Effect.gen(function*() {
+        const store = yield* TaskStore
+        const sql = yield* SqlClient.SqlClient
+        const n = 12
+        const ids: Array<string> = []
+        for (let i = 0; i < n; i++) {
+          const task = Pg.sandboxTask(entry, 100 + i)
+          ids.push(task.id)
+          yield* store.create(task, 0)
+        }
+        const claimed = (yield* store.claimDue("worker-4", 0, 30_000, 100)).filter((t) => ids.includes(t.id))
+        assert.strictEqual(claimed.length, n)
+        yield* sql`PRAGMA wal_checkpoint(TRUNCATE)`
+        const updated = yield* Effect.all(claimed.map((t) => store.update(t, { attempts: t.attempts + 1 }, 1)), { concurrency: "unbounded" })
+        const [wal] = yield* sql<{ readonly log: number }>`PRAGMA wal_checkpoint(PASSIVE)`
+        for (const [i, t] of claimed.entries()) {
+          const stored = Option.getOrThrow(yield* store.findById(t.id))
+          assert.deepStrictEqual(Option.getOrThrow(updated[i]!), stored)
+          assert.strictEqual(stored.attempts, t.attempts + 1)
+        }
+        assert.isTrue(wal!.log < n, `${wal!.log} WAL frames for ${n} steps: they were not written by one commit`)
+      }))
+  })
+
   describe.skipIf(!Pg.available("reschedule.test.ts"))("PostgreSQL", () => {
     it.scoped("each poll gets its own outcome; a task changed meanwhile stays as it is", () =>
       Effect.gen(function*() {

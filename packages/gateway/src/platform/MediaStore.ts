@@ -93,9 +93,10 @@ const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
             VALUES (${key}, ${taskId}, ${contentType}, ${bytes}, ${now}, ${expiresAt})
             ON CONFLICT (key) DO UPDATE SET content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes,
               created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at, deleted_at = NULL`,
+        // In a transaction: on SQLite it joins the group commit (see tasks/Store.ts, `update`).
         orElse: () =>
-          sql`INSERT OR REPLACE INTO media (key, task_id, content_type, bytes, created_at, expires_at)
-            VALUES (${key}, ${taskId}, ${contentType}, ${bytes}, ${now}, ${expiresAt})`
+          sql.withTransaction(sql`INSERT OR REPLACE INTO media (key, task_id, content_type, bytes, created_at, expires_at)
+            VALUES (${key}, ${taskId}, ${contentType}, ${bytes}, ${now}, ${expiresAt})`)
       })
       return key
     })
