@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import * as Supervisor from "effect/Supervisor"
 import * as Lease from "../src/tasks/Lease.js"
 
 const heartbeatMs = 20
@@ -48,7 +49,7 @@ describe("Lease.guarded on the live clock", () => {
       const work = Effect.zipRight(Deferred.await(renewedTwice), Effect.as(FiberRef.set(local, "set by the step"), "done"))
       assert.strictEqual(yield* Lease.guarded(options, work), "done")
       assert.isAtLeast(renewals.length, 2)
-      assert.isTrue(renewals[1]! >= renewals[0]!, "each renewal extends the lease from its own time")
+      assert.isTrue(renewals[1]! > renewals[0]!, "each renewal extends the lease from its own time")
       assert.strictEqual(yield* FiberRef.get(local), "set by the step")
     }))
 
@@ -102,6 +103,47 @@ describe("Lease.guarded on the live clock", () => {
       assert.isTrue(yield* Deferred.isDone(interrupted), "the work outlived its guarded step")
     }))
 
+  it.live("a step that ends while a renewal runs keeps its outcome, even when that renewal finds the lease gone", () =>
+    Effect.gen(function*() {
+      const renewing = yield* Deferred.make<void>()
+      const stepEnded = yield* Deferred.make<void>()
+      const options = {
+        id: "task-1",
+        leaseMs: 30_000,
+        heartbeatMs,
+        heldUntil: Date.now() + 60_000,
+        renew: () =>
+          Effect.gen(function*() {
+            yield* Deferred.succeed(renewing, undefined)
+            yield* Deferred.await(stepEnded)
+            // Lets the step's fiber finish before the answer.
+            yield* Effect.repeatN(Effect.yieldNow(), 20)
+            return false
+          })
+      }
+      const work = Effect.zipRight(Deferred.await(renewing), Effect.as(Deferred.succeed(stepEnded, undefined), "submitted"))
+      assert.strictEqual(yield* Lease.guarded(options, work), "submitted")
+    }))
+
+  it.live("a renewal that dies interrupts the step before the guarded step ends", () =>
+    Effect.gen(function*() {
+      const interrupted = yield* Deferred.make<void>()
+      const options = { id: "task-1", leaseMs: 30_000, heartbeatMs, heldUntil: Date.now() + 60_000, renew: () => Effect.die("the renewal broke") }
+      const work = Effect.onInterrupt(Effect.never, () => Deferred.succeed(interrupted, undefined))
+      const exit = yield* Effect.exit(Lease.guarded(options, work))
+      assert.isTrue(Exit.isFailure(exit))
+      assert.isTrue(yield* Deferred.isDone(interrupted), "the step ran on after the guarded step ended")
+    }))
+
+  it.live("a failing step's fiber-locals are joined back too, as the race joins its winner's", () =>
+    Effect.gen(function*() {
+      const { options } = recorded(() => true)
+      const local = FiberRef.unsafeMake("before")
+      const exit = yield* Effect.exit(Lease.guarded(options, Effect.zipRight(FiberRef.set(local, "set by the step"), Effect.fail("refused" as const))))
+      assert.deepStrictEqual(exit, Exit.fail("refused"))
+      assert.strictEqual(yield* FiberRef.get(local), "set by the step")
+    }))
+
   it.live("a lease with less than a heartbeat left is renewed before the step starts; if it is gone the step does not start", () =>
     Effect.gen(function*() {
       const { options, renewals } = recorded(() => false, Date.now() + heartbeatMs / 2)
@@ -111,4 +153,21 @@ describe("Lease.guarded on the live clock", () => {
       assert.strictEqual(renewals.length, 1)
       assert.isFalse(ran)
     }))
+})
+
+/** The fibers running under `guarded` while its step waits: one on the live clock, more under the TestClock's race. */
+const forkedWhileWaiting = Effect.gen(function*() {
+  const started = yield* Deferred.make<void>()
+  const { options } = recorded(() => true)
+  const supervisor = yield* Supervisor.track
+  const fiber = yield* Effect.fork(Effect.supervised(Lease.guarded(options, Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)), supervisor))
+  yield* Deferred.await(started)
+  const running = (yield* supervisor.value).length
+  yield* Fiber.interrupt(fiber)
+  return running
+})
+
+describe("Lease.guarded: which path runs", () => {
+  it.live("on the live clock the step is the only fiber forked", () => Effect.map(forkedWhileWaiting, (n) => assert.strictEqual(n, 1)))
+  it.effect("under the TestClock the step races a heartbeat fiber", () => Effect.map(forkedWhileWaiting, (n) => assert.isAbove(n, 1)))
 })

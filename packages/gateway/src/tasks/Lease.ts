@@ -50,8 +50,9 @@ export interface GuardOptions {
  * starts; if it is gone, or cannot be renewed in time, `work` does not start.
  *
  * On the live clock `work` runs in one forked fiber and the heartbeat is a plain timer between
- * renewals, run by the caller's fiber (the fiber-locals `work` changed are joined back when it
- * succeeds). Racing `work` against a heartbeat fiber, as under any other clock (`TestClock` in
+ * renewals, run by the caller's fiber (the fiber-locals `work` changed are joined back, as the race
+ * joins its winner's; a `work` that ended while a renewal ran keeps its outcome, as in the race,
+ * where it ends first). Racing `work` against a heartbeat fiber, as under any other clock (`TestClock` in
  * tests), forks two fibers and interrupts the sleeping one: measured in a loop on the 2-core
  * machine (a step that ends after one microtask), 61–68 µs per guarded step against 30–53 µs; a
  * task's life has two (its submit and its result's mirror).
@@ -98,11 +99,17 @@ export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E
       })
     })
   // Until `child` ends, renewing the lease held until `heldUntil` at every heartbeat.
+  // `work`'s outcome, its fiber-locals joined back whatever it was (as the race joins the winner's).
+  const ended = (child: Fiber.RuntimeFiber<A, E>, exit: Exit.Exit<A, E>) => Effect.zipRight(child.inheritAll, exit)
   const watch = (child: Fiber.RuntimeFiber<A, E>, heldUntil: number): Effect.Effect<A, E | LeaseLost> =>
     Effect.flatMap(next(child), (exit) => {
-      if (exit !== undefined) return Exit.isSuccess(exit) ? Effect.zipRight(child.inheritAll, exit) : exit
+      if (exit !== undefined) return ended(child, exit)
       return Effect.matchEffect(renewal(heldUntil), {
-        onFailure: (lost) => Effect.zipRight(Fiber.interrupt(child), Effect.fail(lost)),
+        // `work` may have ended while the renewal ran: its outcome stands (it ended first).
+        onFailure: (lost): Effect.Effect<A, E | LeaseLost> => {
+          const done = child.unsafePoll()
+          return done !== null ? ended(child, done) : Effect.zipRight(Fiber.interrupt(child), Effect.fail(lost))
+        },
         onSuccess: (until) => watch(child, until)
       })
     })
@@ -112,9 +119,9 @@ export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E
         ? Effect.raceFirst(work, heartbeat(heldUntil))
         : Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(Effect.fork(restore(work)), (child) =>
-            // `onInterrupt` as well as the timer's canceler: an interruption pending before the
-            // watch begins never reaches the canceler.
-            Effect.onInterrupt(restore(watch(child, heldUntil)), () => Fiber.interrupt(child))))
+            // Whatever ends the watch other than `work`'s own end (the caller's interruption, even
+            // one pending before the watch begins; a renewal's defect) interrupts `work` first.
+            Effect.onExit(restore(watch(child, heldUntil)), (exit) => (Exit.isSuccess(exit) ? Effect.void : Fiber.interrupt(child)))))
     )
   return Effect.flatMap(Clock.currentTimeMillis, (now) =>
     now + options.heartbeatMs < options.heldUntil ? run(options.heldUntil) : Effect.flatMap(renewal(options.heldUntil), run))

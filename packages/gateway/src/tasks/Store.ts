@@ -344,7 +344,9 @@ const make = Effect.gen(function*() {
     // SQLite it runs in a transaction all the same: there a transaction joins the group commit
     // (platform/Sqlite.ts), where a statement alone commits the open group, then itself — two
     // commits where the group needed one. Under task-create load these statements were most of
-    // the commits (interleaved A/B: CPU per create 0.93 ×, commits 7,317 → 502 in 10 s).
+    // the commits (commits 7,317 → 502 in 10 s; CPU per create 0.93–0.96 ×, within the noise). A
+    // shared commit that fails then reaches such a step as a defect, as it reaches a state change:
+    // logged, and the task is taken up again once its lease expires.
     const single = next.status === task.status && note === undefined
     const alone = eventInStatement && (single || hookWrites === undefined)
     // The update and its event, one statement on PostgreSQL; no event when it matched no row.
