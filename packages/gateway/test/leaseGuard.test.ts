@@ -15,19 +15,19 @@ import * as Lease from "../src/tasks/Lease.js"
 
 const heartbeatMs = 20
 
+/** Options of a lease held for another minute, renewed by `renew`. */
+const optionsWith = (renew: (until: number) => Effect.Effect<boolean, unknown>, heldUntil = Date.now() + 60_000) => ({
+  id: "task-1",
+  leaseMs: 30_000,
+  heartbeatMs,
+  heldUntil,
+  renew
+})
+
 /** Options whose renewals are recorded (the `until` of each) and answered by `answer`. */
-const recorded = (answer: (n: number) => boolean, heldUntil = Date.now() + 60_000) => {
+const recorded = (answer: (n: number) => boolean, heldUntil?: number) => {
   const renewals: Array<number> = []
-  return {
-    renewals,
-    options: {
-      id: "task-1",
-      leaseMs: 30_000,
-      heartbeatMs,
-      heldUntil,
-      renew: (until: number) => Effect.sync(() => answer(renewals.push(until)))
-    }
-  }
+  return { renewals, options: optionsWith((until) => Effect.sync(() => answer(renewals.push(until))), heldUntil) }
 }
 
 describe("Lease.guarded on the live clock", () => {
@@ -67,18 +67,13 @@ describe("Lease.guarded on the live clock", () => {
     Effect.gen(function*() {
       const third = yield* Deferred.make<void>()
       let calls = 0
-      const options = {
-        id: "task-1",
-        leaseMs: 30_000,
-        heartbeatMs,
-        heldUntil: Date.now() + 60_000,
-        renew: () =>
-          Effect.suspend(() => {
-            calls++
-            if (calls === 3) Deferred.unsafeDone(third, Exit.void)
-            return calls === 1 ? Effect.fail("the database did not answer") : Effect.succeed(true)
-          })
-      }
+      const options = optionsWith(() =>
+        Effect.suspend(() => {
+          calls++
+          if (calls === 3) Deferred.unsafeDone(third, Exit.void)
+          return calls === 1 ? Effect.fail("the database did not answer") : Effect.succeed(true)
+        })
+      )
       assert.strictEqual(yield* Lease.guarded(options, Effect.as(Deferred.await(third), "done")), "done")
       assert.isAtLeast(calls, 3)
     }))
@@ -107,20 +102,15 @@ describe("Lease.guarded on the live clock", () => {
     Effect.gen(function*() {
       const renewing = yield* Deferred.make<void>()
       const stepEnded = yield* Deferred.make<void>()
-      const options = {
-        id: "task-1",
-        leaseMs: 30_000,
-        heartbeatMs,
-        heldUntil: Date.now() + 60_000,
-        renew: () =>
-          Effect.gen(function*() {
-            yield* Deferred.succeed(renewing, undefined)
-            yield* Deferred.await(stepEnded)
-            // Lets the step's fiber finish before the answer.
-            yield* Effect.repeatN(Effect.yieldNow(), 20)
-            return false
-          })
-      }
+      const options = optionsWith(() =>
+        Effect.gen(function*() {
+          yield* Deferred.succeed(renewing, undefined)
+          yield* Deferred.await(stepEnded)
+          // Lets the step's fiber finish before the answer.
+          yield* Effect.repeatN(Effect.yieldNow(), 20)
+          return false
+        })
+      )
       const work = Effect.zipRight(Deferred.await(renewing), Effect.as(Deferred.succeed(stepEnded, undefined), "submitted"))
       assert.strictEqual(yield* Lease.guarded(options, work), "submitted")
     }))
@@ -128,7 +118,7 @@ describe("Lease.guarded on the live clock", () => {
   it.live("a renewal that dies interrupts the step before the guarded step ends", () =>
     Effect.gen(function*() {
       const interrupted = yield* Deferred.make<void>()
-      const options = { id: "task-1", leaseMs: 30_000, heartbeatMs, heldUntil: Date.now() + 60_000, renew: () => Effect.die("the renewal broke") }
+      const options = optionsWith(() => Effect.die("the renewal broke"))
       const work = Effect.onInterrupt(Effect.never, () => Deferred.succeed(interrupted, undefined))
       const exit = yield* Effect.exit(Lease.guarded(options, work))
       assert.isTrue(Exit.isFailure(exit))
