@@ -11,7 +11,7 @@ import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { CallLimit, VendorAdapter } from "@genway/core"
+import { CallLimit, LiveTimer, VendorAdapter } from "@genway/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -91,10 +91,6 @@ export const noAnswer = (error: HttpClientError.HttpClientError): NoAnswer => {
   return { _tag: "Lost", reason: codes.length > 0 ? `${what} (${codes[0]})` : what, sent: !notSent }
 }
 
-const LiveClock = Clock.make().constructor
-
-// Node's timers hold at most 2^31 - 1 ms.
-const maxTimerMs = 2_147_483_647
 
 /**
  * `self`, or `onTimeout()` as its failure once `duration` has passed (`self` is then interrupted
@@ -112,7 +108,7 @@ export const deadline = <A, E, R, E2>(
 ): Effect.Effect<A, E | E2, R> =>
   Effect.clockWith((clock) => {
     const ms = Duration.toMillis(duration)
-    if (!(clock instanceof LiveClock) || !(ms <= maxTimerMs)) return Effect.timeoutFail(self, { duration, onTimeout })
+    if (!LiveTimer.usable(clock, ms)) return Effect.timeoutFail(self, { duration, onTimeout })
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.fork(restore(self)), (child) =>
         // `onInterrupt` as well as the canceler: an interruption pending before the wait begins
@@ -156,7 +152,7 @@ export const within = <A, E, R, E2>(
   return Effect.clockWith((clock) =>
     Effect.withFiberRuntime((fiber) => {
       const ms = Duration.toMillis(duration)
-      if (!(clock instanceof LiveClock) || !(ms <= maxTimerMs) || fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
+      if (!LiveTimer.usable(clock, ms) || fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
         return deadline(self, duration, onTimeout)
       }
       const limit: CallLimit.CallLimit = { at: Date.now() + ms, expired: false, active: true }

@@ -22,3 +22,5 @@ export * as Responses from "./Responses.js"
 export * as VendorManifest from "./VendorManifest.js"
 /** Time limits an HTTP client enforces itself (adapter-kit's `Http.within`, the gateway's upstream client). */
 export * as CallLimit from "./CallLimit.js"
+/** When a plain Node timer may stand for a wait on Effect's clock. */
+export * as LiveTimer from "./LiveTimer.js"

@@ -52,7 +52,8 @@ export const instrumentRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>): Htt
  * Observes the application: `observe(request, requestId, app, route?)` hangs the request's cell on
  * it (see observability/Request.ts; `route`, when known already, is its route template), runs
  * `app`, then updates the metrics and writes one info line (method, route template, status,
- * duration, tenant hash; the loggers add the request id from the cell). `entries` tells which routes are synchronous (E1/E2: overhead, upstream labels).
+ * duration, tenant hash; the loggers add the request id from the cell). `entries` tells which
+ * routes are synchronous (E1/E2: overhead, upstream labels).
  */
 export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
   const sync = new Map<string, { readonly vendor: string; readonly operation: string }>()

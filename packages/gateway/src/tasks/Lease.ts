@@ -16,11 +16,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-
-const LiveClock = Clock.make().constructor
-
-// Node's timers hold at most 2^31 - 1 ms.
-const maxTimerMs = 2_147_483_647
+import { LiveTimer } from "@genway/core"
 
 /** The lease was lost while the work ran; the work was interrupted. */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly id: string; readonly reason: string }> {}
@@ -82,7 +78,7 @@ export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E
       }
     })
   // The next event of `child`'s watch: its exit, or `undefined` once a heartbeat has passed.
-  const next = <A, E>(child: Fiber.RuntimeFiber<A, E>) =>
+  const next = (child: Fiber.RuntimeFiber<A, E>) =>
     Effect.async<Exit.Exit<A, E> | undefined>((resume) => {
       const timer = setTimeout(() => {
         child.removeObserver(ended)
@@ -98,9 +94,9 @@ export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E
         child.removeObserver(ended)
       })
     })
-  // Until `child` ends, renewing the lease held until `heldUntil` at every heartbeat.
   // `work`'s outcome, its fiber-locals joined back whatever it was (as the race joins the winner's).
   const ended = (child: Fiber.RuntimeFiber<A, E>, exit: Exit.Exit<A, E>) => Effect.zipRight(child.inheritAll, exit)
+  // Until `child` ends, renewing the lease held until `heldUntil` at every heartbeat.
   const watch = (child: Fiber.RuntimeFiber<A, E>, heldUntil: number): Effect.Effect<A, E | LeaseLost> =>
     Effect.flatMap(next(child), (exit) => {
       if (exit !== undefined) return ended(child, exit)
@@ -115,7 +111,7 @@ export const guarded = <A, E, R>(options: GuardOptions, work: Effect.Effect<A, E
     })
   const run = (heldUntil: number) =>
     Effect.clockWith((clock) =>
-      !(clock instanceof LiveClock) || !(options.heartbeatMs <= maxTimerMs)
+      !LiveTimer.usable(clock, options.heartbeatMs)
         ? Effect.raceFirst(work, heartbeat(heldUntil))
         : Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(Effect.fork(restore(work)), (child) =>
