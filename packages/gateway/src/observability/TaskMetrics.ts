@@ -23,9 +23,10 @@ export const refresh = Effect.gen(function*() {
   // A count is the sum of its shards (PostgreSQL spreads each over several rows; SQLite has one).
   const counts = yield* sql`SELECT entry_id, status, SUM(n) AS n FROM task_counts GROUP BY entry_id, status`
   for (const row of counts) taskGauges([String(row.entry_id), String(row.status)]).unsafeUpdate(num(row.n), [])
-  const due = yield* sql`SELECT COUNT(*) AS n FROM tasks
-    WHERE status IN ('pending', 'processing') AND next_run_at <= ${now}
-      AND (lease_until IS NULL OR lease_until < ${now})`
+  // Due and unleased, or leased by a worker whose lease ran out: each through its own index.
+  const due = yield* sql`SELECT
+    (SELECT COUNT(*) FROM tasks WHERE status IN ('pending', 'processing') AND lease_owner IS NULL AND next_run_at <= ${now})
+    + (SELECT COUNT(*) FROM tasks WHERE lease_owner IS NOT NULL AND lease_until < ${now}) AS n`
   Metrics.tasksDue.unsafeUpdate(num(due[0]?.n ?? 0), [])
 })
 

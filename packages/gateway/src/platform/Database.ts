@@ -20,6 +20,7 @@ import responseInputs from "./migrations/0006_response_inputs.js"
 import usage from "./migrations/0007_usage.js"
 import reportedUsage from "./migrations/0008_reported_usage.js"
 import taskCountShards from "./migrations/0009_task_count_shards.js"
+import taskClaims from "./migrations/0010_task_claims.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 import * as Sqlite from "./Sqlite.js"
@@ -34,7 +35,8 @@ const migrate = Migrator.make({})({
     "0006_response_inputs": responseInputs,
     "0007_usage": usage,
     "0008_reported_usage": reportedUsage,
-    "0009_task_count_shards": taskCountShards
+    "0009_task_count_shards": taskCountShards,
+    "0010_task_claims": taskClaims
   }),
   table: "genway_migrations"
 })

@@ -44,11 +44,16 @@ const sandboxHeader = (mode: "live" | "sandbox"): Record<string, string> => (mod
 
 /**
  * When to look again at an unfinished task (whole seconds): when the workers next look at it,
- * bounded by the entry's poll cadence (at least 1 s, at most its longest interval).
+ * bounded by the entry's poll cadence (at least 1 s, at most its longest interval). A task a
+ * worker holds (leased) with its stored time past is polled from that worker's hand, which
+ * writes no time (tasks/Scheduler.ts, `keep`): the entry's shortest interval then.
  */
 const retryAfterSeconds = (entry: ModelEntry.ModelEntry, task: Task, now: number): number => {
   const longest = Math.ceil(Duration.toMillis(Duration.decode(entry.poll.every[1])) / 1000)
-  return Math.min(Math.max(1, longest), Math.max(1, Math.ceil((task.nextRunAt - now) / 1000)))
+  const untilNext = task.nextRunAt > now || task.leaseOwner === null
+    ? task.nextRunAt - now
+    : Duration.toMillis(Duration.decode(entry.poll.every[0]))
+  return Math.min(Math.max(1, longest), Math.max(1, Math.ceil(untilNext / 1000)))
 }
 
 /** When a finished task's stored media reach the end of the entry's retention, if it has one. */

@@ -1,0 +1,267 @@
+/**
+ * A worker keeps the tasks it polls in hand (tasks/Scheduler.ts, `keep`): a poll that finds its
+ * task still running, unchanged, writes nothing while the worker's lease lasts past the next
+ * poll; the task is polled again from memory, and written back only when the lease would run out.
+ * Nobody else claims a task in hand; a dead worker's tasks are claimed again once its leases run
+ * out; a task cancelled meanwhile stays as the cancel left it. Time is the TestClock. The claim's
+ * indexes are checked on SQLite and, with `GATEWAY_TEST_DATABASE_URL`, on PostgreSQL.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { VendorAdapter } from "@genway/core"
+import { Registry } from "@genway/registry"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import * as Hand from "../src/platform/Hand.js"
+import * as Scheduler from "../src/tasks/Scheduler.js"
+import { TaskStore } from "../src/tasks/Store.js"
+import * as Harness from "./harness.js"
+import * as Pg from "./pg.js"
+
+const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
+const cadenceMs = 5_000
+
+/** The stand-in vendor: every poll answers "still pending" (with `progress` when set), counted. */
+const state = { polls: 0, progress: undefined as number | undefined }
+
+const vendor: VendorAdapter.VendorAdapter = {
+  vendor: e4.vendor,
+  mode: "live",
+  submit: () => Effect.succeed({ ref: "job-1", status: "pending" as const }),
+  poll: () =>
+    Effect.sync((): VendorAdapter.PollOutcome => {
+      state.polls++
+      return state.progress === undefined
+        ? { _tag: "Running", status: "pending" }
+        : { _tag: "Running", status: "pending", progress: state.progress }
+    }),
+  cancel: () => Effect.succeed({ canceled: true }),
+  download: () => Effect.succeed({ contentType: "video/mp4", body: Stream.make(new Uint8Array([0, 0, 0, 24])) })
+}
+
+const row = (id: string) => Effect.map(Effect.flatMap(TaskStore, (s) => s.findById(id)), Option.getOrThrow)
+
+/** A gateway of its own per test, polling every 5 s, so no task of one test is due in the next. */
+const gateway = () =>
+  layer(Harness.layer({
+    live: Effect.succeed(new Map([[e4.vendor, vendor]])),
+    settings: { pollIntervalMs: Option.some(cadenceMs) }
+  }))
+
+/** A task created and submitted at 0, then claimed by its first poll at 5 s (and kept in hand). */
+const firstPoll = (prompt: string) =>
+  Effect.gen(function*() {
+    state.polls = 0
+    state.progress = undefined
+    const created = yield* Harness.send(Harness.post(e4.path, { prompt }))
+    const id: string = created.json.task_info.id
+    yield* Harness.work
+    const submitted = yield* row(id)
+    assert.strictEqual(submitted.submitState, "submitted")
+    assert.strictEqual(submitted.nextRunAt, cadenceMs)
+    assert.isNull(submitted.leaseOwner)
+    yield* TestClock.adjust(cadenceMs)
+    yield* Harness.work
+    assert.strictEqual(state.polls, 1)
+    return id
+  })
+
+describe("the hand: items by due time", () => {
+  it("takes out what is due, earliest first, at most `limit`, and keeps the rest", () => {
+    const hand = Hand.make<string>()
+    const times = [50, 10, 40, 10, 30, 20, 60, 0, 45]
+    times.forEach((t, i) => hand.add(`${t}/${i}`, t))
+    assert.strictEqual(hand.size(), times.length)
+    assert.deepStrictEqual(hand.takeDue(5, 10), ["0/7"])
+    const next = hand.takeDue(40, 3)
+    assert.deepStrictEqual(next.map((s) => Number(s.split("/")[0])), [10, 10, 20])
+    assert.deepStrictEqual(hand.takeDue(40, 10).map((s) => Number(s.split("/")[0])), [30, 40])
+    assert.deepStrictEqual(hand.takeDue(44, 10), [])
+    hand.add("1/x", 1)
+    assert.deepStrictEqual(hand.takeDue(100, 10), ["1/x", "45/8", "50/0", "60/6"])
+    assert.strictEqual(hand.size(), 0)
+  })
+
+  it("orders a thousand random times", () => {
+    const hand = Hand.make<number>()
+    const times = Array.from({ length: 1_000 }, (_, i) => (i * 7_919) % 1_009)
+    for (const t of times) hand.add(t, t)
+    const out: Array<number> = []
+    for (let now = 0; hand.size() > 0; now += 100) out.push(...hand.takeDue(now, 37))
+    assert.deepStrictEqual(out, [...times].sort((a, b) => a - b))
+  })
+})
+
+describe("a worker keeps the tasks it polls in hand", () => {
+  gateway()((it) => {
+    it.effect("polled again from memory without a write while the lease lasts; written back before it runs out", () =>
+      Effect.gen(function*() {
+        const store = yield* TaskStore
+        const id = yield* firstPoll("kept")
+        // Claimed at 5 s under a 30 s lease; still pending: kept, nothing written since the claim.
+        const claimed = yield* row(id)
+        assert.strictEqual(claimed.leaseUntil, cadenceMs + Scheduler.leaseMs)
+        assert.isNotNull(claimed.leaseOwner)
+        assert.strictEqual(claimed.nextRunAt, cadenceMs)
+        // Its stored time is past, so a client's hint is the entry's shortest interval, not 1 s.
+        const read = yield* Harness.send(Harness.get(`${e4.path}/${id}`))
+        const shortest = Duration.toSeconds(Duration.decode(e4.poll.every[0]))
+        assert.isAbove(shortest, 1)
+        assert.strictEqual(read.headers["retry-after"], String(shortest))
+
+        // Polled at 10, 15 and 20 s from the hand: the row stays exactly as the claim left it, and
+        // no other worker can claim it although its stored `next_run_at` is long past.
+        for (let poll = 2; poll <= 4; poll++) {
+          yield* TestClock.adjust(cadenceMs)
+          yield* Harness.work
+          assert.strictEqual(state.polls, poll)
+          assert.deepStrictEqual(yield* row(id), claimed)
+          const other = yield* store.claimDue("other-replica", poll * cadenceMs, Scheduler.leaseMs, 100)
+          assert.isFalse(other.some((t) => t.id === id))
+        }
+
+        // At 25 s the next poll (30 s) would start less than `keepMarginMs` before the lease ends
+        // (35 s): written back, the lease given up, one version on.
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 5)
+        const written = yield* row(id)
+        assert.strictEqual(written.nextRunAt, 6 * cadenceMs)
+        assert.isNull(written.leaseOwner)
+        assert.isNull(written.leaseUntil)
+        assert.strictEqual(written.version, claimed.version + 1)
+
+        // At 30 s it is claimed from the database again, and kept again.
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 6)
+        const again = yield* row(id)
+        assert.strictEqual(again.leaseUntil, 6 * cadenceMs + Scheduler.leaseMs)
+        assert.strictEqual(again.version, written.version + 1)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a poll that reports progress is written (progress is a write), not kept", () =>
+      Effect.gen(function*() {
+        const id = yield* firstPoll("progress")
+        const claimed = yield* row(id)
+        state.progress = 40
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 2)
+        const written = yield* row(id)
+        assert.isNull(written.leaseOwner)
+        assert.strictEqual(written.nextRunAt, 3 * cadenceMs)
+        assert.strictEqual(written.version, claimed.version + 1)
+        const sql = yield* SqlClient.SqlClient
+        const [progress] = yield* sql<{ readonly percent: number }>`SELECT percent FROM task_progress WHERE task_id = ${id}`
+        assert.strictEqual(Number(progress!.percent), 40)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a worker gone with tasks in hand: once its lease runs out another claims them; its stale copy writes nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* TaskStore
+        const id = yield* firstPoll("orphaned")
+        const claimed = yield* row(id)
+        // Just before the lease ends: still this worker's.
+        const early = yield* store.claimDue("other-replica", claimed.leaseUntil! - 1, Scheduler.leaseMs, 100)
+        assert.isFalse(early.some((t) => t.id === id))
+        // Just after: the lease is dropped and the task claimed, due since 5 s, in one claim.
+        yield* TestClock.adjust(Scheduler.leaseMs)
+        const late = (yield* store.claimDue("other-replica", claimed.leaseUntil! + 1, Scheduler.leaseMs, 100)).filter((t) => t.id === id)
+        assert.strictEqual(late.length, 1)
+        assert.strictEqual(late[0]!.leaseOwner, "other-replica")
+        const taken = yield* row(id)
+        assert.isAbove(taken.version, claimed.version)
+
+        // The first worker was only paused: its hand still holds the task, polled once more, and
+        // its write back (the lease is past) finds the row changed and leaves it alone.
+        yield* Harness.work
+        assert.strictEqual(state.polls, 2)
+        assert.deepStrictEqual(yield* row(id), taken)
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 2, "the stale copy was dropped from the hand")
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a task cancelled while in hand stays cancelled; the worker drops it at its next write", () =>
+      Effect.gen(function*() {
+        const id = yield* firstPoll("cancelled")
+        const cancel = yield* Harness.send(Harness.post(`${e4.path}/${id}/cancel`, {}))
+        assert.strictEqual(cancel.status, 200)
+        const cancelled = yield* row(id)
+        assert.strictEqual(cancelled.status, "failed")
+        // Polled from the hand until its lease would run out (reads at the vendor), never written.
+        for (let i = 0; i < 8; i++) {
+          yield* TestClock.adjust(cadenceMs)
+          yield* Harness.work
+          assert.deepStrictEqual(yield* row(id), cancelled)
+        }
+        assert.strictEqual(state.polls, 5, "polled while the lease lasted, then dropped")
+      }))
+  })
+})
+
+/** The claim through the new indexes: unleased due tasks, and leases that ran out dropped first. */
+const claimsThroughIndexes = (store: Context.Tag.Service<TaskStore>, sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    const ids: Array<string> = []
+    for (let i = 0; i < 4; i++) {
+      const task = Pg.sandboxTask(e4, 200 + i)
+      ids.push(task.id)
+      yield* store.create(task, 0)
+    }
+    const mine = (tasks: ReadonlyArray<{ readonly id: string }>) => tasks.filter((t) => ids.includes(t.id))
+    const first = mine(yield* store.claimDue("worker-1", 0, 30_000, 100))
+    assert.strictEqual(first.length, 4)
+    // Held (due long ago, leased): nobody claims them until the lease ends.
+    assert.strictEqual(mine(yield* store.claimDue("worker-2", 29_999, 30_000, 100)).length, 0)
+    // Two are given back meanwhile, due at 10 s.
+    for (const t of first.slice(0, 2)) yield* store.reschedule(t, 10_000)
+    assert.strictEqual(mine(yield* store.claimDue("worker-2", 9_999, 30_000, 100)).length, 0)
+    const given = mine(yield* store.claimDue("worker-2", 10_000, 30_000, 100))
+    assert.deepStrictEqual(given.map((t) => t.id).sort(), first.slice(0, 2).map((t) => t.id).sort())
+    // Past the first lease: the other two, at once.
+    const orphans = mine(yield* store.claimDue("worker-3", 30_001, 30_000, 100))
+    assert.deepStrictEqual(orphans.map((t) => t.id).sort(), first.slice(2).map((t) => t.id).sort())
+    for (const t of orphans) assert.strictEqual(t.leaseOwner, "worker-3")
+    // The planner reads the claimable tasks through their partial index.
+    const plan = yield* sql.onDialectOrElse({
+      pg: () => Effect.succeed([] as ReadonlyArray<string>),
+      orElse: () =>
+        Effect.map(
+          sql<{ readonly detail: string }>`EXPLAIN QUERY PLAN SELECT id FROM tasks
+            WHERE status IN ('pending', 'processing') AND lease_owner IS NULL AND next_run_at <= 0 ORDER BY next_run_at LIMIT 5`,
+          (rows) => rows.map((r) => r.detail)
+        )
+    })
+    if (plan.length > 0) assert.isTrue(plan.some((d) => d.includes("tasks_claimable")), plan.join("; "))
+  })
+
+describe("claims through the claimable and leased indexes", () => {
+  layer(Harness.layer())((it) => {
+    it.effect("SQLite: held tasks are skipped until their lease ends, given-back ones are due at their time", () =>
+      Effect.gen(function*() {
+        yield* claimsThroughIndexes(yield* TaskStore, yield* SqlClient.SqlClient)
+      }))
+  })
+
+  describe.skipIf(!Pg.available("hand.test.ts"))("PostgreSQL", () => {
+    it.scoped("held tasks are skipped until their lease ends, given-back ones are due at their time", () =>
+      Effect.gen(function*() {
+        const { replica } = yield* Pg.privateSchema
+        const ctx = yield* Layer.build(replica(Harness.tempDir()))
+        yield* claimsThroughIndexes(Context.get(ctx, TaskStore), Context.get(ctx, SqlClient.SqlClient))
+      }))
+  })
+})
