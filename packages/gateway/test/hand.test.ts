@@ -13,6 +13,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -27,19 +28,22 @@ const e4 = Registry.entries.find((e) => e.endpoints.includes("E4"))!
 const cadenceMs = 5_000
 
 /** The stand-in vendor: every poll answers "still pending" (with `progress` when set), counted. */
-const state = { polls: 0, progress: undefined as number | undefined }
+const state = { polls: 0, progress: undefined as number | undefined, pollMs: 0 }
 
 const vendor: VendorAdapter.VendorAdapter = {
   vendor: e4.vendor,
   mode: "live",
   submit: () => Effect.succeed({ ref: "job-1", status: "pending" as const }),
   poll: () =>
-    Effect.sync((): VendorAdapter.PollOutcome => {
-      state.polls++
-      return state.progress === undefined
-        ? { _tag: "Running", status: "pending" }
-        : { _tag: "Running", status: "pending", progress: state.progress }
-    }),
+    Effect.zipLeft(
+      Effect.sync((): VendorAdapter.PollOutcome => {
+        state.polls++
+        return state.progress === undefined
+          ? { _tag: "Running", status: "pending" }
+          : { _tag: "Running", status: "pending", progress: state.progress }
+      }),
+      Effect.suspend(() => (state.pollMs > 0 ? Effect.sleep(state.pollMs) : Effect.void))
+    ),
   cancel: () => Effect.succeed({ canceled: true }),
   download: () => Effect.succeed({ contentType: "video/mp4", body: Stream.make(new Uint8Array([0, 0, 0, 24])) })
 }
@@ -58,6 +62,7 @@ const firstPoll = (prompt: string) =>
   Effect.gen(function*() {
     state.polls = 0
     state.progress = undefined
+    state.pollMs = 0
     const created = yield* Harness.send(Harness.post(e4.path, { prompt }))
     const id: string = created.json.task_info.id
     yield* Harness.work
@@ -147,6 +152,27 @@ describe("a worker keeps the tasks it polls in hand", () => {
   })
 
   gateway()((it) => {
+    it.effect("a poll that ends late is kept only if the lease lasts past the next poll from now", () =>
+      Effect.gen(function*() {
+        const id = yield* firstPoll("slow vendor")
+        const claimed = yield* row(id)
+        // The next poll (at 10 s) answers 22 s later, at 32 s: its next time (15 s) is past, and
+        // 10 s from now is past the lease (35 s). Written back, due at once, not kept.
+        state.pollMs = 22_000
+        yield* TestClock.adjust(cadenceMs)
+        const working = yield* Effect.fork(Harness.work)
+        for (let i = 0; i < 100_000 && state.polls < 2; i++) yield* Effect.yieldNow()
+        assert.strictEqual(state.polls, 2)
+        yield* TestClock.adjust(22_000)
+        yield* Fiber.join(working)
+        const written = yield* row(id)
+        assert.isNull(written.leaseOwner)
+        assert.strictEqual(written.nextRunAt, 3 * cadenceMs)
+        assert.strictEqual(written.version, claimed.version + 1)
+      }))
+  })
+
+  gateway()((it) => {
     it.effect("a poll that reports progress is written (progress is a write), not kept", () =>
       Effect.gen(function*() {
         const id = yield* firstPoll("progress")
@@ -221,7 +247,7 @@ const claimsThroughIndexes = (store: Context.Tag.Service<TaskStore>, sql: SqlCli
       ids.push(task.id)
       yield* store.create(task, 0)
     }
-    const mine = (tasks: ReadonlyArray<{ readonly id: string }>) => tasks.filter((t) => ids.includes(t.id))
+    const mine = <T extends { readonly id: string }>(tasks: ReadonlyArray<T>) => tasks.filter((t) => ids.includes(t.id))
     const first = mine(yield* store.claimDue("worker-1", 0, 30_000, 100))
     assert.strictEqual(first.length, 4)
     // Held (due long ago, leased): nobody claims them until the lease ends.

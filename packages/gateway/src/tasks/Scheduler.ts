@@ -53,6 +53,12 @@ export const idleMs = 200
  */
 export const keepMarginMs = 10_000
 
+/**
+ * Most tasks one worker holds in hand (about 1 KB each); past it, a poll writes its task back as
+ * when its lease runs short.
+ */
+export const maxInHand = 20_000
+
 const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
 
 /** Exponential back-off with jitter, never shorter than the vendor's hint (see `Cadence`). */
@@ -88,10 +94,12 @@ const make = Effect.gen(function*() {
    * before, if the task was cancelled meanwhile). A poll is a read: polled five times under one
    * lease instead of claimed and written back five times, 10,000 tasks in flight cost the
    * database a fifth of the statements. Whatever ends the worker (a crash, a stop) ends its hand;
-   * its leases run out or are released, and the tasks are claimed again, as before.
+   * its leases run out or are released, and the tasks are claimed again, as before. `current` is
+   * the time now (a slow poll may have ended past `at`).
    */
-  const keep = (task: Task, at: number): Option.Option<Task> => {
-    if (task.leaseOwner !== owner || task.leaseUntil === null || at + keepMarginMs > task.leaseUntil) return Option.none()
+  const keep = (task: Task, at: number, current: number): Option.Option<Task> => {
+    if (task.leaseOwner !== owner || task.leaseUntil === null || hand.size() >= maxInHand) return Option.none()
+    if (Math.max(at, current) + keepMarginMs > task.leaseUntil) return Option.none()
     const kept: Task = { ...task, nextRunAt: at }
     hand.add(kept, at)
     return Option.some(kept)
@@ -191,8 +199,10 @@ const make = Effect.gen(function*() {
           // Still where it was (most polls): kept in hand under the lease, or else written with
           // the other polls ending now. Progress is a write: such a poll goes the written way.
           if (progress === undefined) {
-            const kept = keep(task, now + delay)
-            if (Option.isSome(kept)) return Effect.succeed(kept)
+            return Effect.flatMap(Clock.currentTimeMillis, (current) => {
+              const kept = keep(task, now + delay, current)
+              return Option.isSome(kept) ? Effect.succeed(kept) : store.reschedule(task, now + delay)
+            })
           }
           return store.reschedule(task, now + delay)
         })
