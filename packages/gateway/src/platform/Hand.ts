@@ -1,25 +1,29 @@
 /**
  * Items a worker keeps in hand until each is due: a binary min-heap on the due time. Adding and
- * taking cost O(log n) whatever the number held, and nothing is allocated per item beyond its
- * slot, so 10,000 tasks polled every few seconds cost the same per poll as ten.
+ * taking cost O(log n) whatever the number held, so 10,000 tasks polled every few seconds cost the
+ * same per poll as ten. Each item carries a weight (its size, say), summed for a cap.
  */
 
 /** What the hand holds: items by the time (ms) each is next due. */
 export interface Hand<A> {
-  /** Keeps `item` until `dueAt`. */
-  readonly add: (item: A, dueAt: number) => void
+  /** Keeps `item` until `dueAt`; `weight` counts towards `weight()` until it is taken. */
+  readonly add: (item: A, dueAt: number, weight?: number) => void
   /** Takes out up to `limit` items due at `now` or before, the earliest first. */
   readonly takeDue: (now: number, limit: number) => Array<A>
+  /** Takes out every item, the earliest first. */
+  readonly takeAll: () => Array<A>
   /** How many items it holds. */
   readonly size: () => number
-  /** Drops every item (what is dropped is left to its lease). */
-  readonly clear: () => void
+  /** The sum of the weights of the items it holds. */
+  readonly weight: () => number
 }
 
 /** An empty hand. */
 export const make = <A>(): Hand<A> => {
   const items: Array<A> = []
   const due: Array<number> = []
+  const weights: Array<number> = []
+  let total = 0
 
   const swap = (i: number, j: number) => {
     const item = items[i]!
@@ -28,6 +32,9 @@ export const make = <A>(): Hand<A> => {
     const at = due[i]!
     due[i] = due[j]!
     due[j] = at
+    const w = weights[i]!
+    weights[i] = weights[j]!
+    weights[j] = w
   }
 
   const up = (start: number) => {
@@ -54,9 +61,11 @@ export const make = <A>(): Hand<A> => {
     }
   }
 
-  const add = (item: A, dueAt: number) => {
+  const add = (item: A, dueAt: number, weight = 0) => {
     items.push(item)
     due.push(dueAt)
+    weights.push(weight)
+    total += weight
     up(items.length - 1)
   }
 
@@ -64,11 +73,14 @@ export const make = <A>(): Hand<A> => {
     const taken: Array<A> = []
     while (taken.length < limit && due.length > 0 && due[0]! <= now) {
       taken.push(items[0]!)
+      total -= weights[0]!
       const lastItem = items.pop()!
       const lastDue = due.pop()!
+      const lastWeight = weights.pop()!
       if (items.length > 0) {
         items[0] = lastItem
         due[0] = lastDue
+        weights[0] = lastWeight
         down(0)
       }
     }
@@ -78,10 +90,8 @@ export const make = <A>(): Hand<A> => {
   return {
     add,
     takeDue,
+    takeAll: () => takeDue(Infinity, Infinity),
     size: () => items.length,
-    clear: () => {
-      items.length = 0
-      due.length = 0
-    }
+    weight: () => total
   }
 }

@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
 import * as Ledger from "../ledger/Ledger.js"
 import * as Limits from "../platform/Limits.js"
+import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
 import * as Sandbox from "./Sandbox.js"
 import { Scheduler } from "./Scheduler.js"
@@ -46,13 +47,14 @@ const sandboxHeader = (mode: "live" | "sandbox"): Record<string, string> => (mod
  * When to look again at an unfinished task (whole seconds): when the workers next look at it,
  * bounded by the entry's poll cadence (at least 1 s, at most its longest interval). A task a
  * worker holds (leased) with its stored time past is polled from that worker's hand, which
- * writes no time (tasks/Scheduler.ts, `keep`): the entry's shortest interval then.
+ * writes no time (tasks/Scheduler.ts, `keep`): the poll interval then (the deployment's
+ * `GATEWAY_POLL_INTERVAL_MS`, or the entry's shortest).
  */
-const retryAfterSeconds = (entry: ModelEntry.ModelEntry, task: Task, now: number): number => {
+const retryAfterSeconds = (entry: ModelEntry.ModelEntry, task: Task, now: number, pollIntervalMs: Option.Option<number>): number => {
   const longest = Math.ceil(Duration.toMillis(Duration.decode(entry.poll.every[1])) / 1000)
   const untilNext = task.nextRunAt > now || task.leaseOwner === null
     ? task.nextRunAt - now
-    : Duration.toMillis(Duration.decode(entry.poll.every[0]))
+    : Option.getOrElse(pollIntervalMs, () => Duration.toMillis(Duration.decode(entry.poll.every[0])))
   return Math.min(Math.max(1, longest), Math.max(1, Math.ceil(untilNext / 1000)))
 }
 
@@ -177,7 +179,7 @@ export const retrieve = (entry: ModelEntry.ModelEntry) =>
     const headers: Record<string, string> = sandboxHeader(task.mode)
     const now = yield* Clock.currentTimeMillis
     if (task.status === "pending" || task.status === "processing") {
-      headers["retry-after"] = String(retryAfterSeconds(entry, task, now))
+      headers["retry-after"] = String(retryAfterSeconds(entry, task, now, (yield* Settings).pollIntervalMs))
     }
     if (task.status === "completed" && task.result !== null && entry.result !== undefined) {
       const media = yield* MediaStore

@@ -54,10 +54,20 @@ export const idleMs = 200
 export const keepMarginMs = 10_000
 
 /**
- * Most tasks one worker holds in hand (about 1 KB each); past it, a poll writes its task back as
- * when its lease runs short.
+ * Most memory one worker's hand holds, counted as each task's stored request plus 1 KB for the
+ * rest of its row; past it, a poll writes its task back as when its lease runs short.
  */
-export const maxInHand = 20_000
+export const maxHandBytes = 32 * 1024 * 1024
+
+/** What a held task counts towards `maxHandBytes`. */
+const heldBytes = (task: Task) => 1024 + 2 * task.request.length
+
+/**
+ * A held task taken up with less lease than this left is not run by this worker (its lease runs
+ * out and any worker claims it afresh): a pool too busy to take it up on time would otherwise
+ * poll it past its lease, while another worker may have claimed it too.
+ */
+const staleInHandMs = keepMarginMs / 2
 
 const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(d))
 
@@ -87,21 +97,23 @@ const make = Effect.gen(function*() {
   const hand = Hand.make<Task>()
 
   /**
-   * Keeps `task`, found still running and unchanged, for its next poll at `at` without writing
-   * anything, when this worker's lease on it lasts until `keepMarginMs` past then: the database
-   * still holds it leased (so no other worker claims it), at the version this worker last read
-   * (so whatever this worker writes next, by compare-and-set, still applies — and fails, as
-   * before, if the task was cancelled meanwhile). A poll is a read: polled five times under one
-   * lease instead of claimed and written back five times, 10,000 tasks in flight cost the
-   * database a fifth of the statements. Whatever ends the worker (a crash, a stop) ends its hand;
-   * its leases run out or are released, and the tasks are claimed again, as before. `current` is
-   * the time now (a slow poll may have ended past `at`).
+   * Keeps `task`, found still running in the same state, for its next poll at `at` without
+   * writing it (only a progress figure is written, see `apply`), when this worker's lease on it
+   * lasts until `keepMarginMs` past then: the database still holds it leased (so no other worker
+   * claims it), at the version this worker last read (so whatever this worker writes next, by
+   * compare-and-set, still applies — and fails, as before, if the task was cancelled meanwhile).
+   * A poll is a read: at a 5 s cadence a task is polled four or five times under one lease instead
+   * of claimed and written back each time. Whatever ends the worker (a crash, a stop) ends its
+   * hand; its leases run out or are released, and the tasks are claimed again, as before.
+   * `current` is the time now (a slow poll may have ended past `at`).
    */
   const keep = (task: Task, at: number, current: number): Option.Option<Task> => {
-    if (task.leaseOwner !== owner || task.leaseUntil === null || hand.size() >= maxInHand) return Option.none()
+    if (task.leaseOwner !== owner || task.leaseUntil === null) return Option.none()
     if (Math.max(at, current) + keepMarginMs > task.leaseUntil) return Option.none()
+    const bytes = heldBytes(task)
+    if (hand.weight() + bytes > maxHandBytes) return Option.none()
     const kept: Task = { ...task, nextRunAt: at }
-    hand.add(kept, at)
+    hand.add(kept, at, bytes)
     return Option.some(kept)
   }
 
@@ -197,16 +209,15 @@ const make = Effect.gen(function*() {
             return store.update(task, { status, attempts: 0, nextRunAt: now + delay, leaseOwner: null, leaseUntil: null }, now)
           }
           // Still where it was (most polls): kept in hand under the lease, or else written with
-          // the other polls ending now. Progress is a write: such a poll goes the written way.
-          if (progress === undefined) {
-            return Effect.flatMap(Clock.currentTimeMillis, (current) => {
-              const kept = keep(task, now + delay, current)
-              return Option.isSome(kept) ? Effect.succeed(kept) : store.reschedule(task, now + delay)
-            })
-          }
-          return store.reschedule(task, now + delay)
+          // the other polls ending now.
+          return Effect.flatMap(Clock.currentTimeMillis, (current) => {
+            const kept = keep(task, now + delay, current)
+            return Option.isSome(kept) ? Effect.succeed(kept) : store.reschedule(task, now + delay)
+          })
         })
-        // Progress only from a poll whose write applied: a poll that outlived its lease writes nothing.
+        // Progress only from a poll whose write applied, or whose task is kept under this worker's
+        // lease: a poll that outlived its lease writes nothing. (A task cancelled while kept may
+        // get its progress row written once more; progress is shown only while a task runs.)
         return progress === undefined ? write : Effect.tap(write, (applied) =>
           Option.isSome(applied)
             ? Progress.record(task.id, progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore)
@@ -329,23 +340,38 @@ const make = Effect.gen(function*() {
       (e) => spanned(e, "task.step", { root: true, captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": task.entryId } })
     )
 
+  /** Up to `limit` held tasks due at `now`, less those whose lease is nearly gone (see `staleInHandMs`). */
+  const takeHeld = (now: number, limit: number): Array<Task> => {
+    const due = hand.takeDue(now, limit)
+    return due.every((t) => t.leaseUntil! - now >= staleInHandMs) ? due : due.filter((t) => t.leaseUntil! - now >= staleInHandMs)
+  }
+
   /**
-   * Takes up to `limit` due tasks: first those in hand, then claimed from the database under this
-   * worker's lease; records how late each was taken up. When the database fails, what was in hand
-   * still runs.
+   * Takes up to `limit` due tasks: held ones and ones claimed from the database under this
+   * worker's lease; records how late each was taken up. The database is asked for at least a
+   * quarter of `limit`, so that new and orphaned tasks are not held back behind a busy hand; what
+   * it does not fill, the hand does. When the database fails, what was in hand still runs.
    */
   const claim = (limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const inHand = hand.takeDue(now, limit)
-      const claimed = inHand.length >= limit ? Effect.succeed<ReadonlyArray<Task>>([]) : store.claimDue(owner, now, leaseMs, limit - inHand.length)
-      const taken = inHand.length === 0 ? claimed : Effect.catchAllCause(claimed, (cause) =>
-        Effect.as(Effect.logError("claiming due tasks failed", cause), []))
-      return Effect.map(taken, (fromDatabase) => {
-        const all = inHand.length === 0 ? fromDatabase : fromDatabase.length === 0 ? inHand : [...inHand, ...fromDatabase]
+      const first = hand.size() === 0 ? [] : takeHeld(now, limit - Math.ceil(limit / 4))
+      const claimed = store.claimDue(owner, now, leaseMs, limit - first.length)
+      const fromDatabase = first.length === 0 ? claimed : Effect.catchAllCause(claimed, (cause) =>
+        Effect.as(Effect.logError("claiming due tasks failed", cause), [] as ReadonlyArray<Task>))
+      return Effect.map(fromDatabase, (rows) => {
+        const rest = hand.size() === 0 ? [] : takeHeld(now, limit - first.length - rows.length)
+        const all = first.length === 0 && rest.length === 0 ? rows : [...first, ...rows, ...rest]
         TaskMetrics.claimed(all, now)
         return all
       })
     })
+
+  /**
+   * At shutdown: each held task is written back with its next poll time (its lease given up),
+   * so the replica that takes it polls it then, not at once with every other held task.
+   */
+  const writeBackHand = Effect.suspend(() =>
+    Effect.forEach(hand.takeAll(), (task) => store.reschedule(task, task.nextRunAt), { concurrency: "unbounded", discard: true }))
 
   /** Claims one batch of due tasks and runs it to the end (tests drive the workers with it); returns how many were claimed. */
   const runOnce = Effect.flatMap(claim(settings.workerBatch), (claimed) =>
@@ -368,7 +394,7 @@ const make = Effect.gen(function*() {
   /** Wakes the loop now (after a create). */
   const wake = Queue.offer(signal, undefined).pipe(Effect.asVoid)
 
-  return { runOnce, loop, wake, owner } as const
+  return { runOnce, loop, wake, owner, writeBackHand } as const
 })
 
 /** The scheduler. */
@@ -384,9 +410,12 @@ export const layerWorker = Layer.scopedDiscard(Effect.gen(function*() {
   const released = yield* store.releaseAllLeasesIfEmbedded
   if (released > 0) yield* Effect.logInfo(`resuming ${released} task(s) left in flight by the previous run`)
   // Runs after the loop is interrupted (finalizers run in reverse): this process's tasks are free
-  // for another replica (or the next start) at once, not when their leases expire.
+  // for another replica (or the next start) at once, not when their leases expire; the ones it
+  // held between polls keep their next poll time.
   yield* Effect.addFinalizer(() =>
-    store.releaseLeasesOf(scheduler.owner).pipe(
+    scheduler.writeBackHand.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("could not write back held tasks at shutdown", cause)),
+      Effect.zipRight(store.releaseLeasesOf(scheduler.owner)),
       Effect.catchAllCause((cause) => Effect.logWarning("could not release task leases at shutdown", cause))
     ))
   yield* Effect.forkScoped(scheduler.loop)

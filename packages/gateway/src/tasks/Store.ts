@@ -314,12 +314,17 @@ const make = Effect.gen(function*() {
     taskOf(sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`)
 
   /**
-   * Drops the leases that ran out before `now` (their worker died, or lost track of them), so
-   * their tasks are claimable again; through `tasks_leased`, a read of nothing when none did.
+   * Drops up to `limit` leases that ran out before `now` (their worker died, or lost track of
+   * them), the oldest first, so their tasks are claimable again; through `tasks_leased`, a read of
+   * nothing when none did. On PostgreSQL rows another transaction holds are skipped, not waited for.
    */
-  const dropExpiredLeases = (now: number) =>
+  const dropExpiredLeases = (now: number, limit: number) =>
     sql`UPDATE tasks SET lease_owner = NULL, lease_until = NULL, version = version + 1
-      WHERE lease_owner IS NOT NULL AND lease_until < ${now}`
+      WHERE id IN (
+        SELECT id FROM tasks WHERE lease_owner IS NOT NULL AND lease_until < ${now}
+        ORDER BY lease_until LIMIT ${limit}
+        ${Rows.skipLocked(sql)}
+      )`
 
   /**
    * Leases up to `limit` due active tasks to `owner` until `now + leaseMs`, oldest due first. A
@@ -337,8 +342,8 @@ const make = Effect.gen(function*() {
       )
       RETURNING *`
     return tasksOf(sql.onDialectOrElse({
-      pg: () => Effect.zipRight(dropExpiredLeases(now), claim),
-      orElse: () => sql.withTransaction(Effect.zipRight(dropExpiredLeases(now), claim))
+      pg: () => Effect.zipRight(dropExpiredLeases(now, limit), claim),
+      orElse: () => sql.withTransaction(Effect.zipRight(dropExpiredLeases(now, limit), claim))
     }))
   }
 

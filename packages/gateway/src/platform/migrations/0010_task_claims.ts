@@ -11,7 +11,9 @@
  * - `tasks_leased` holds the leased ones by `lease_until`: before each claim, the leases that ran
  *   out (a replica that died) are dropped through it, so those tasks are claimable at once, as
  *   they were.
- * `tasks_due` goes: nothing reads it any more, and each write of `next_run_at` paid for it.
+ * `tasks_due` stays for now: replicas still running the previous release claim through it during
+ * a rolling upgrade (without it their claims would read the whole table); a later migration drops
+ * it. The two new indexes hold unfinished (or leased) tasks only, so they are small.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -20,5 +22,4 @@ export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE INDEX tasks_claimable ON tasks (next_run_at) WHERE status IN ('pending', 'processing') AND lease_owner IS NULL`
   yield* sql`CREATE INDEX tasks_leased ON tasks (lease_until) WHERE lease_owner IS NOT NULL`
-  yield* sql`DROP INDEX tasks_due`
 })
