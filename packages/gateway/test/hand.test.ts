@@ -49,6 +49,16 @@ const vendor: VendorAdapter.VendorAdapter = {
 
 const row = (id: string) => Effect.map(Effect.flatMap(TaskStore, (s) => s.findById(id)), Option.getOrThrow)
 
+/** The task was written back: due at `nextRunAt`, its lease given up, one version past `from`. */
+const writtenBack = (id: string, nextRunAt: number, from: { readonly version: number }) =>
+  Effect.map(row(id), (written) => {
+    assert.strictEqual(written.nextRunAt, nextRunAt)
+    assert.isNull(written.leaseOwner)
+    assert.isNull(written.leaseUntil)
+    assert.strictEqual(written.version, from.version + 1)
+    return written
+  })
+
 /** A gateway of its own per test, polling every 5 s, so no task of one test is due in the next. */
 const gateway = () =>
   layer(Harness.layer({
@@ -145,11 +155,7 @@ describe("a worker keeps the tasks it polls in hand", () => {
         yield* TestClock.adjust(cadenceMs)
         yield* Harness.work
         assert.strictEqual(state.polls, 5)
-        const written = yield* row(id)
-        assert.strictEqual(written.nextRunAt, 6 * cadenceMs)
-        assert.isNull(written.leaseOwner)
-        assert.isNull(written.leaseUntil)
-        assert.strictEqual(written.version, claimed.version + 1)
+        const written = yield* writtenBack(id, 6 * cadenceMs, claimed)
 
         // At 30 s it is claimed from the database again, and kept again.
         yield* TestClock.adjust(cadenceMs)
@@ -188,11 +194,7 @@ describe("a worker keeps the tasks it polls in hand", () => {
         const claimed = yield* row(id)
         const scheduler = yield* Scheduler.Scheduler
         yield* scheduler.writeBackHand
-        const written = yield* row(id)
-        assert.strictEqual(written.nextRunAt, 2 * cadenceMs)
-        assert.isNull(written.leaseOwner)
-        assert.isNull(written.leaseUntil)
-        assert.strictEqual(written.version, claimed.version + 1)
+        const written = yield* writtenBack(id, 2 * cadenceMs, claimed)
         // Nothing is left in hand: the next pass at 10 s claims it from the database.
         yield* TestClock.adjust(cadenceMs)
         yield* Harness.work
@@ -215,10 +217,7 @@ describe("a worker keeps the tasks it polls in hand", () => {
         assert.strictEqual(state.polls, 2)
         yield* TestClock.adjust(22_000)
         yield* Fiber.join(working)
-        const written = yield* row(id)
-        assert.isNull(written.leaseOwner)
-        assert.strictEqual(written.nextRunAt, 3 * cadenceMs)
-        assert.strictEqual(written.version, claimed.version + 1)
+        yield* writtenBack(id, 3 * cadenceMs, claimed)
       }))
   })
 

@@ -64,12 +64,15 @@ export const skipLocked = (sql: SqlClient.SqlClient) =>
 
 /**
  * Leases up to `limit` rows of `table` that are due (`due` holds, oldest `order` first) and not
- * leased, to `owner` until `now + leaseMs`; returns the leased rows as the database has them.
+ * leased, to `owner` until `now + leaseMs`; returns the leased rows as the database has them. A row
+ * whose lease ran out counts as not leased, unless `due.unleasedOnly`: then only rows without a
+ * lease are read (through a partial index on them), and the leases that ran out are dropped
+ * first by `dropExpiredLeases`.
  */
 export const claimDue = (
   sql: SqlClient.SqlClient,
   table: "tasks" | "responses",
-  due: { readonly where: Statement.Fragment; readonly order: string },
+  due: { readonly where: Statement.Fragment; readonly order: string; readonly unleasedOnly?: boolean },
   owner: string,
   now: number,
   leaseMs: number,
@@ -78,11 +81,25 @@ export const claimDue = (
   sql`UPDATE ${sql(table)} SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, version = version + 1
     WHERE id IN (
       SELECT id FROM ${sql(table)}
-      WHERE ${due.where} AND (lease_until IS NULL OR lease_until < ${now})
+      WHERE ${due.where} AND ${due.unleasedOnly === true ? sql`lease_owner IS NULL` : sql`(lease_until IS NULL OR lease_until < ${now})`}
       ORDER BY ${sql(due.order)} LIMIT ${limit}
       ${skipLocked(sql)}
     )
     RETURNING *`
+
+/**
+ * Drops up to `limit` leases of `table` that ran out before `now` (their worker died, or lost
+ * track of them), the oldest first, so their rows are claimable again; a read of nothing when none
+ * did, given an index on `lease_until` of the leased rows. On PostgreSQL rows another transaction
+ * holds are skipped, not waited for.
+ */
+export const dropExpiredLeases = (sql: SqlClient.SqlClient, table: "tasks" | "responses", now: number, limit: number) =>
+  sql`UPDATE ${sql(table)} SET lease_owner = NULL, lease_until = NULL, version = version + 1
+    WHERE id IN (
+      SELECT id FROM ${sql(table)} WHERE lease_owner IS NOT NULL AND lease_until < ${now}
+      ORDER BY lease_until LIMIT ${limit}
+      ${skipLocked(sql)}
+    )`
 
 /** A row that does not decode is a broken database, not a request's fault: a defect. */
 export const orDieOnParse = <A, E, R>(effect: Effect.Effect<A, E | ParseError, R>): Effect.Effect<A, Exclude<E, ParseError>, R> =>

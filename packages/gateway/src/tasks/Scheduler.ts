@@ -341,10 +341,8 @@ const make = Effect.gen(function*() {
     )
 
   /** Up to `limit` held tasks due at `now`, less those whose lease is nearly gone (see `staleInHandMs`). */
-  const takeHeld = (now: number, limit: number): Array<Task> => {
-    const due = hand.takeDue(now, limit)
-    return due.every((t) => t.leaseUntil! - now >= staleInHandMs) ? due : due.filter((t) => t.leaseUntil! - now >= staleInHandMs)
-  }
+  const takeHeld = (now: number, limit: number): Array<Task> =>
+    hand.takeDue(now, limit).filter((t) => t.leaseUntil! - now >= staleInHandMs)
 
   /**
    * Takes up to `limit` due tasks: held ones and ones claimed from the database under this
@@ -360,7 +358,7 @@ const make = Effect.gen(function*() {
         Effect.as(Effect.logError("claiming due tasks failed", cause), [] as ReadonlyArray<Task>))
       return Effect.map(fromDatabase, (rows) => {
         const rest = hand.size() === 0 ? [] : takeHeld(now, limit - first.length - rows.length)
-        const all = first.length === 0 && rest.length === 0 ? rows : [...first, ...rows, ...rest]
+        const all = [...first, ...rows, ...rest]
         TaskMetrics.claimed(all, now)
         return all
       })

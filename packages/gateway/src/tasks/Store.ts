@@ -314,37 +314,26 @@ const make = Effect.gen(function*() {
     taskOf(sql`SELECT * FROM tasks WHERE id = ${id} AND tenant = ${tenant} AND entry_id = ${entryId}`)
 
   /**
-   * Drops up to `limit` leases that ran out before `now` (their worker died, or lost track of
-   * them), the oldest first, so their tasks are claimable again; through `tasks_leased`, a read of
-   * nothing when none did. On PostgreSQL rows another transaction holds are skipped, not waited for.
-   */
-  const dropExpiredLeases = (now: number, limit: number) =>
-    sql`UPDATE tasks SET lease_owner = NULL, lease_until = NULL, version = version + 1
-      WHERE id IN (
-        SELECT id FROM tasks WHERE lease_owner IS NOT NULL AND lease_until < ${now}
-        ORDER BY lease_until LIMIT ${limit}
-        ${Rows.skipLocked(sql)}
-      )`
-
-  /**
    * Leases up to `limit` due active tasks to `owner` until `now + leaseMs`, oldest due first. A
    * task a worker keeps in hand (its lease held, its `next_run_at` past) is not due for the others:
    * the claim reads `tasks_claimable` (unleased tasks only), after dropping the leases that ran out
-   * (migration 0010). On SQLite the two statements are one transaction, one commit of the group.
+   * through `tasks_leased` (migration 0010). On SQLite the two statements are one transaction, one
+   * commit of the group.
    */
   const claimDue = (owner: string, now: number, leaseMs: number, limit: number) => {
-    const claim = sql`UPDATE tasks SET lease_owner = ${owner}, lease_until = ${now + leaseMs}, version = version + 1
-      WHERE id IN (
-        SELECT id FROM tasks
-        WHERE status IN ('pending', 'processing') AND lease_owner IS NULL AND next_run_at <= ${now}
-        ORDER BY next_run_at LIMIT ${limit}
-        ${Rows.skipLocked(sql)}
+    const claim = Effect.zipRight(
+      Rows.dropExpiredLeases(sql, "tasks", now, limit),
+      Rows.claimDue(
+        sql,
+        "tasks",
+        { where: sql`status IN ('pending', 'processing') AND next_run_at <= ${now}`, order: "next_run_at", unleasedOnly: true },
+        owner,
+        now,
+        leaseMs,
+        limit
       )
-      RETURNING *`
-    return tasksOf(sql.onDialectOrElse({
-      pg: () => Effect.zipRight(dropExpiredLeases(now, limit), claim),
-      orElse: () => sql.withTransaction(Effect.zipRight(dropExpiredLeases(now, limit), claim))
-    }))
+    )
+    return tasksOf(sql.onDialectOrElse({ pg: () => claim, orElse: () => sql.withTransaction(claim) }))
   }
 
   /**
