@@ -91,7 +91,6 @@ export const noAnswer = (error: HttpClientError.HttpClientError): NoAnswer => {
   return { _tag: "Lost", reason: codes.length > 0 ? `${what} (${codes[0]})` : what, sent: !notSent }
 }
 
-
 /**
  * `self`, or `onTimeout()` as its failure once `duration` has passed (`self` is then interrupted
  * first) — `Effect.timeoutFail` at a fraction of its cost. That one races two forked fibers, one
