@@ -266,8 +266,13 @@ export const make = <E, R>(
       services.set(HttpServerRequest.ParsedSearchParams.key, searchOf(q === -1 ? undefined : url.slice(q + 1)))
       const answered = Effect.flatMap(answer(request, found), (response) => write(res, response))
       // The request's scope, as the platform's server gives one: what a handler forks or opens
-      // in it (a stream's producer, its timer) ends once the answer is written or abandoned.
-      const program = Effect.flatMap(Scope.make(), (scope) => Effect.onExit(Scope.extend(answered, scope), (exit) => Scope.close(scope, exit))).pipe(
+      // in it (a stream's producer, its timer) ends once the answer is written or abandoned. It
+      // joins the request's own context, made above for this request alone and read by nothing
+      // yet, rather than a copy of that context (`Scope.extend`).
+      const program = Effect.flatMap(Scope.make(), (scope) => {
+        services.set(Scope.Scope.key, scope)
+        return Effect.onExit(answered, (exit) => Scope.close(scope, exit))
+      }).pipe(
         // As the platform's server: the failure's own answer (a respondable error, a client's
         // going away 499, a defect 500) when nothing was sent yet, else the end of the answer.
         Effect.catchAllCause((cause) =>
