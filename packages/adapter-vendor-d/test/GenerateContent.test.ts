@@ -9,6 +9,8 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -214,6 +216,33 @@ describe("vendor-d generate-content: against the emulator", () => {
         assert.isAtLeast(w, 0.8 * 1000 * 2 ** i)
         assert.isAtMost(w, 1.2 * 1000 * 2 ** i)
       })
+    }))
+
+  it.scoped("its log lines (a retry's warning, a missing model's error) name the vendor and the protocol", () =>
+    Effect.gen(function*() {
+      const lines: Array<{ readonly level: string; readonly message: string; readonly vendor: unknown; readonly protocol: unknown }> = []
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ annotations, logLevel, message }) => {
+        lines.push({
+          level: logLevel.label,
+          message: String(Array.isArray(message) ? message.join(" ") : message),
+          vendor: Option.getOrUndefined(HashMap.get(annotations, "vendor")),
+          protocol: Option.getOrUndefined(HashMap.get(annotations, "protocol"))
+        })
+      }))
+      const { chat, emulator } = yield* setup()
+      yield* emulator.inject("generate", { _tag: "RateLimited", retryDelaySeconds: 2 })
+      const fiber = yield* Effect.fork(chat.complete(request("x")).pipe(Effect.provide(capture)))
+      yield* pendingBackoff
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(fiber)
+      yield* emulator.inject("generate", { _tag: "HttpError", status: 404, message: `models/${model} is not found` })
+      yield* Effect.flip(chat.complete(request("x")).pipe(Effect.provide(capture)))
+      assert.deepStrictEqual(lines.map((l) => [l.level, l.vendor, l.protocol]), [
+        ["WARN", "vendor-d", "generate-content"],
+        ["ERROR", "vendor-d", "generate-content"]
+      ])
+      assert.include(lines[0]!.message, "retrying if allowed")
+      assert.include(lines[1]!.message, "HTTP 404")
     }))
 
   it.scoped("a rate limit asking for a long wait is not retried: ChatRateLimited with the hint", () =>
