@@ -3,7 +3,8 @@
  * task still running, unchanged, writes nothing while the worker's lease lasts past the next
  * poll; the task is polled again from memory, and written back only when the lease would run out.
  * Nobody else claims a task in hand; a dead worker's tasks are claimed again once its leases run
- * out; a task cancelled meanwhile stays as the cancel left it. Time is the TestClock. The claim's
+ * out; a task cancelled meanwhile stays as the cancel left it; a database that refuses claims does
+ * not stop the polls of the tasks in hand. Time is the TestClock. The claim's
  * indexes are checked on SQLite and, with `GATEWAY_TEST_DATABASE_URL`, on PostgreSQL.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -287,6 +288,38 @@ describe("a worker keeps the tasks it polls in hand", () => {
           assert.deepStrictEqual(yield* row(id), cancelled)
         }
         assert.strictEqual(state.polls, 5, "polled while the lease lasted, then dropped")
+      }))
+  })
+  gateway()((it) => {
+    it.effect("while the database refuses claims, the tasks in hand are still polled; claims resume with it", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const id = yield* firstPoll("database down")
+        const claimed = yield* row(id)
+        // From now on no lease can be taken or dropped (as when the database refuses writes); a
+        // task created meanwhile is stored, due at once, and every claim fails on it.
+        yield* sql`CREATE TRIGGER refuse_claims BEFORE UPDATE OF lease_owner ON tasks BEGIN SELECT RAISE(ABORT, 'claims refused'); END`
+        const created = yield* Harness.send(Harness.post(e4.path, { prompt: "during the outage" }))
+        assert.strictEqual(created.status, 202)
+        const waiting: string = created.json.task_info.id
+        const claimAttempt = yield* Effect.either(Effect.flatMap(TaskStore, (s) => s.claimDue("probe", 2 * cadenceMs, Scheduler.leaseMs, 10)))
+        assert.strictEqual(claimAttempt._tag, "Left", "claims fail while the trigger stands")
+        // At 10 and 15 s the claim fails; the held task is polled from the hand all the same.
+        for (let poll = 2; poll <= 3; poll++) {
+          yield* TestClock.adjust(cadenceMs)
+          yield* Harness.work
+          assert.strictEqual(state.polls, poll)
+          assert.deepStrictEqual(yield* row(id), claimed)
+          assert.isNull((yield* row(waiting)).leaseOwner)
+        }
+        // The database takes writes again: the waiting task is claimed and submitted, then both
+        // are polled at 20 s.
+        yield* sql`DROP TRIGGER refuse_claims`
+        yield* Harness.work
+        assert.strictEqual((yield* row(waiting)).submitState, "submitted")
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 5)
       }))
   })
 })
