@@ -324,6 +324,46 @@ describe("a worker keeps the tasks it polls in hand", () => {
   })
 })
 
+describe("the hand's bound", () => {
+  // Room for one task of the test's size, not two (a 600-character prompt: about 1.5 KB apiece).
+  const bound = 3_000
+  layer(Harness.layer({
+    live: Effect.succeed(new Map([[e4.vendor, vendor]])),
+    settings: { pollIntervalMs: Option.some(cadenceMs) }
+  }).pipe(Layer.provide(Layer.succeed(Scheduler.MaxHandBytes, bound))))((it) => {
+    it.effect("past its bound a poll writes its task back, as when the lease runs short", () =>
+      Effect.gen(function*() {
+        state.polls = 0
+        state.progress = undefined
+        state.pollMs = 0
+        const ids: Array<string> = []
+        for (const p of ["a", "b"]) {
+          const created = yield* Harness.send(Harness.post(e4.path, { prompt: p.repeat(600) }))
+          ids.push(created.json.task_info.id)
+        }
+        yield* Harness.work
+        const weights = yield* Effect.forEach(ids, (id) => Effect.map(row(id), Scheduler.heldBytes))
+        for (const w of weights) assert.isTrue(w <= bound && w * 2 > bound, `one task weighs ${w} bytes`)
+        // Both polled at 5 s: the first kept (the row as claimed), the other written back.
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 2)
+        const rows = yield* Effect.forEach(ids, row)
+        const held = rows.filter((r) => r.leaseOwner !== null)
+        const back = rows.filter((r) => r.leaseOwner === null)
+        assert.strictEqual(held.length, 1)
+        assert.strictEqual(back.length, 1)
+        assert.strictEqual(held[0]!.nextRunAt, cadenceMs)
+        assert.strictEqual(back[0]!.nextRunAt, 2 * cadenceMs)
+        // At 10 s both are polled again: one from the hand, one claimed from the database.
+        yield* TestClock.adjust(cadenceMs)
+        yield* Harness.work
+        assert.strictEqual(state.polls, 4)
+        assert.deepStrictEqual(yield* row(held[0]!.id), held[0])
+      }))
+  })
+})
+
 /** The claim through the new indexes: unleased due tasks, and leases that ran out dropped first. */
 const claimsThroughIndexes = (store: Context.Tag.Service<TaskStore>, sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {

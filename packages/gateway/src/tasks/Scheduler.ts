@@ -59,8 +59,13 @@ export const keepMarginMs = 10_000
  */
 export const maxHandBytes = 32 * 1024 * 1024
 
-/** What a held task counts towards `maxHandBytes`. */
-const heldBytes = (task: Task) => 1024 + 2 * task.request.length
+/** The hand's bound, `maxHandBytes` unless provided otherwise (tests, an embedding program). */
+export class MaxHandBytes extends Context.Reference<MaxHandBytes>()("@genway/gateway/tasks/MaxHandBytes", {
+  defaultValue: () => maxHandBytes
+}) {}
+
+/** What a held task counts towards `MaxHandBytes`: its stored request (UTF-16) and 1 KB. */
+export const heldBytes = (task: Task) => 1024 + 2 * task.request.length
 
 /**
  * A held task taken up with less lease than this left is not run by this worker (its lease runs
@@ -95,6 +100,7 @@ const make = Effect.gen(function*() {
   const signal = yield* Queue.sliding<void>(1)
   /** The tasks this worker polls again under the lease it holds, by when each is next due. */
   const hand = Hand.make<Task>()
+  const handBytes = yield* MaxHandBytes
 
   /**
    * Keeps `task`, found still running in the same state, for its next poll at `at` without
@@ -111,7 +117,7 @@ const make = Effect.gen(function*() {
     if (task.leaseOwner !== owner || task.leaseUntil === null) return Option.none()
     if (Math.max(at, current) + keepMarginMs > task.leaseUntil) return Option.none()
     const bytes = heldBytes(task)
-    if (hand.weight() + bytes > maxHandBytes) return Option.none()
+    if (hand.weight() + bytes > handBytes) return Option.none()
     const kept: Task = { ...task, nextRunAt: at }
     hand.add(kept, at, bytes)
     return Option.some(kept)
