@@ -19,6 +19,12 @@ describe("poll cadence and back-off draw from Effect's Random", () => {
       assert.strictEqual(yield* Cadence.pollDelay(g2, { override: Option.some(50), first: false }), 50)
     }))
 
+  it("the shortest and longest time between polls: the entry's `every`, the deployment's override first", () => {
+    assert.strictEqual(Cadence.shortestPollMs(g2, Option.none()), 10_000)
+    assert.strictEqual(Cadence.shortestPollMs(g2, Option.some(2_000)), 2_000)
+    assert.strictEqual(Cadence.longestPollMs(g2), 15_000)
+  })
+
   it.effect("back-off doubles, jitters in its upper half, is capped, and honours the vendor's hint", () =>
     Effect.gen(function*() {
       assert.strictEqual(yield* pinned(0)(Cadence.backoff(0, undefined)), 500)

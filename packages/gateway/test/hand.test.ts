@@ -60,19 +60,27 @@ const writtenBack = (id: string, nextRunAt: number, from: { readonly version: nu
     return written
   })
 
-/** A gateway of its own per test, polling every 5 s, so no task of one test is due in the next. */
-const gateway = () =>
-  layer(Harness.layer({
+/** A gateway polling every 5 s against the stand-in vendor. */
+const gatewayLayer = () =>
+  Harness.layer({
     live: Effect.succeed(new Map([[e4.vendor, vendor]])),
     settings: { pollIntervalMs: Option.some(cadenceMs) }
-  }))
+  })
+
+/** A gateway of its own per test, so no task of one test is due in the next. */
+const gateway = () => layer(gatewayLayer())
+
+/** The stand-in vendor as new: no polls counted, no progress, answering at once. */
+const resetVendor = () => {
+  state.polls = 0
+  state.progress = undefined
+  state.pollMs = 0
+}
 
 /** A task created and submitted at 0, then claimed by its first poll at 5 s (and kept in hand). */
 const firstPoll = (prompt: string) =>
   Effect.gen(function*() {
-    state.polls = 0
-    state.progress = undefined
-    state.pollMs = 0
+    resetVendor()
     const created = yield* Harness.send(Harness.post(e4.path, { prompt }))
     const id: string = created.json.task_info.id
     yield* Harness.work
@@ -327,15 +335,10 @@ describe("a worker keeps the tasks it polls in hand", () => {
 describe("the hand's bound", () => {
   // Room for one task of the test's size, not two (a 600-character prompt: about 1.5 KB apiece).
   const bound = 3_000
-  layer(Harness.layer({
-    live: Effect.succeed(new Map([[e4.vendor, vendor]])),
-    settings: { pollIntervalMs: Option.some(cadenceMs) }
-  }).pipe(Layer.provide(Layer.succeed(Scheduler.MaxHandBytes, bound))))((it) => {
+  layer(gatewayLayer().pipe(Layer.provide(Layer.succeed(Scheduler.MaxHandBytes, bound))))((it) => {
     it.effect("past its bound a poll writes its task back, as when the lease runs short", () =>
       Effect.gen(function*() {
-        state.polls = 0
-        state.progress = undefined
-        state.pollMs = 0
+        resetVendor()
         const ids: Array<string> = []
         for (const p of ["a", "b"]) {
           const created = yield* Harness.send(Harness.post(e4.path, { prompt: p.repeat(600) }))

@@ -36,6 +36,13 @@ export interface PollOptions {
   readonly first: boolean
 }
 
+/** The shortest time between two polls of a task of `entry`: the deployment's override, else the low end of `every`. */
+export const shortestPollMs = (entry: ModelEntry.ModelEntry, override: Option.Option<number>): number =>
+  Option.getOrElse(override, () => millis(entry.poll.every[0]))
+
+/** The longest time between two polls of a task of `entry` (the high end of `every`). */
+export const longestPollMs = (entry: ModelEntry.ModelEntry): number => millis(entry.poll.every[1])
+
 /** The delay before the next poll of a task of `entry`, drawn with `Random` within `every`. */
 export const pollDelay = (entry: ModelEntry.ModelEntry, options: PollOptions): Effect.Effect<number> => {
   if (Option.isSome(options.override)) return Effect.succeed(options.override.value)

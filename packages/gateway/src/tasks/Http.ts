@@ -15,6 +15,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
 import * as Ledger from "../ledger/Ledger.js"
+import * as Cadence from "../platform/Cadence.js"
 import * as Limits from "../platform/Limits.js"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
@@ -51,10 +52,8 @@ const sandboxHeader = (mode: "live" | "sandbox"): Record<string, string> => (mod
  * `GATEWAY_POLL_INTERVAL_MS`, or the entry's shortest).
  */
 const retryAfterSeconds = (entry: ModelEntry.ModelEntry, task: Task, now: number, pollIntervalMs: Option.Option<number>): number => {
-  const longest = Math.ceil(Duration.toMillis(Duration.decode(entry.poll.every[1])) / 1000)
-  const untilNext = task.nextRunAt > now || task.leaseOwner === null
-    ? task.nextRunAt - now
-    : Option.getOrElse(pollIntervalMs, () => Duration.toMillis(Duration.decode(entry.poll.every[0])))
+  const longest = Math.ceil(Cadence.longestPollMs(entry) / 1000)
+  const untilNext = task.nextRunAt > now || task.leaseOwner === null ? task.nextRunAt - now : Cadence.shortestPollMs(entry, pollIntervalMs)
   return Math.min(Math.max(1, longest), Math.max(1, Math.ceil(untilNext / 1000)))
 }
 
