@@ -8,7 +8,8 @@ import * as TestClock from "effect/TestClock"
 import * as Harness from "./harness.js"
 import { validBodies } from "./bodies.js"
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** A UUID of version 7 (time-ordered), as task ids are. */
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const taskEntries = Registry.entries.filter(ModelEntry.isTaskEntry)
 
@@ -143,5 +144,19 @@ describe("task endpoints in sandbox", () => {
         assert.isTrue(results.every((r) => r.status === 202))
         assert.strictEqual(new Set(results.map((r) => r.json.task_info.id)).size, 200)
       }), 60_000)
+
+    it.effect("task ids are time-ordered: each create's id sorts after the one before", () =>
+      Effect.gen(function*() {
+        const path = "/vendors/vendor-b/v1/vid2.5-t2v-preview/generation"
+        const ids: Array<string> = []
+        for (let i = 0; i < 20; i++) {
+          const created = yield* Harness.send(Harness.post(path, { prompt: `prompt ${i}` }))
+          assert.strictEqual(created.status, 202, created.text)
+          ids.push(created.json.task_info.id)
+        }
+        for (const id of ids) assert.match(id, uuid)
+        assert.deepStrictEqual([...ids].sort(), ids)
+        assert.strictEqual(new Set(ids).size, ids.length)
+      }))
   })
 })
