@@ -193,6 +193,20 @@ describe("upstream client", () => {
         assert.isFalse(ended.expired)
       }).pipe(lean))
 
+    it.scopedLive("a body read once is the same text on every later read, even after the exchange's limit has passed", () =>
+      Effect.gen(function*() {
+        const { base } = yield* serve((_req, res) => res.end('{"read":"once"}'))
+        const http = yield* client
+        const limit: CallLimit.CallLimit = { at: Date.now() + 10_000, expired: false, active: true }
+        const response = yield* Effect.locally(http.get(`${base}/once`), CallLimit.current, limit)
+        assert.strictEqual(yield* response.text, '{"read":"once"}')
+        // The limit runs out after the body was read: the text is in hand, nothing is read again.
+        limit.at = Date.now() - 1
+        assert.strictEqual(yield* response.text, '{"read":"once"}')
+        assert.deepStrictEqual(yield* response.json, { read: "once" })
+        assert.isFalse(limit.expired)
+      }).pipe(lean))
+
     it.scopedLive("vendor-a's create through the gateway's client: a silent vendor is a 504 at the create limit, as through the platform's client", () =>
       Effect.gen(function*() {
         const { base } = yield* serve(() => {})

@@ -103,6 +103,7 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   private cachedHeaders: Headers.Headers | undefined
   private textPromise: Promise<string> | undefined
   private textEffect: Effect.Effect<string, HttpClientError.ResponseError> | undefined
+  private textRead: Effect.Effect<string> | undefined
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
     private readonly source: Dispatcher.ResponseData<null>,
@@ -157,9 +158,17 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
       })
     })
   }
-  /** Read once; every later read (the upstream instrumentation's, then the adapter's) gets the same text. */
+  /**
+   * Read once; every later read (the upstream instrumentation's, then the adapter's) gets the same
+   * text: while the first read runs, by waiting for it; once it has ended, as a plain success (no
+   * second wait on the body, no second time-limit timer).
+   */
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
-    return (this.textEffect ??= this.consume((body) => (this.textPromise ??= body.text())))
+    return this.textRead ?? (this.textEffect ??= this.consume((body) =>
+      (this.textPromise ??= body.text().then((text) => {
+        this.textRead = Effect.succeed(text)
+        return text
+      }))))
   }
   get json(): Effect.Effect<unknown, HttpClientError.ResponseError> {
     return Effect.flatMap(this.text, (text) =>
