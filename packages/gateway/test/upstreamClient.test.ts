@@ -197,8 +197,8 @@ describe("upstream client", () => {
       Effect.gen(function*() {
         const { base } = yield* serve((_req, res) => res.end('{"read":"once"}'))
         const http = yield* client
-        const limit: CallLimit.CallLimit = { at: Date.now() + 10_000, expired: false, active: true }
-        const response = yield* Effect.locally(http.get(`${base}/once`), CallLimit.current, limit)
+        const limit = { at: Date.now() + 10_000, expired: false, active: true }
+        const response = yield* Effect.locally(http.get(`${base}/once`), CallLimit.current, limit as CallLimit.CallLimit)
         assert.strictEqual(yield* response.text, '{"read":"once"}')
         // The limit runs out after the body was read: the text is in hand, nothing is read again.
         limit.at = Date.now() - 1
