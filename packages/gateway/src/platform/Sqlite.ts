@@ -18,7 +18,6 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import Database from "better-sqlite3"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
@@ -33,12 +32,38 @@ const cacheSize = 500
 /** The most transactions one commit carries (bounds how long the first of them waits). */
 const groupLimit = 64
 
-/** Transactions committed together; `done` settles once their commit is durable (or failed). */
+/** What a member's `COMMIT` returns: no rows once the group's commit is durable, or its error. */
+type Outcome = Exit.Exit<ReadonlyArray<never>, SqlError>
+
+/** Transactions committed together; `outcome` is set once their commit is durable (or failed). */
 interface Group {
-  readonly done: Deferred.Deferred<void, SqlError>
   members: number
   flushing: boolean
+  outcome: Outcome | undefined
+  /** The members waiting for `outcome`. */
+  readonly waiting: Array<(outcome: Outcome) => void>
 }
+
+const committed: Outcome = Exit.succeed([])
+
+/** Sets the group's outcome and resumes the members waiting for it. */
+const settle = (g: Group, outcome: Outcome) => {
+  g.outcome = outcome
+  for (const resume of g.waiting) resume(outcome)
+  g.waiting.length = 0
+}
+
+/**
+ * Waits for the group's outcome. A plain callback rather than a `Deferred`: a member waits where
+ * it cannot be interrupted (its commit runs in the transaction's uninterruptible end), and a
+ * `Deferred` costs each member its creation, an interruptible wait (a finalizer and two runtime
+ * flag changes) and its completion as an effect — about 15 Effect steps per transaction.
+ */
+const outcomeOf = (g: Group): Effect.Effect<ReadonlyArray<never>, SqlError> =>
+  g.outcome ?? Effect.async<ReadonlyArray<never>, SqlError>((resume) => {
+    if (g.outcome !== undefined) resume(g.outcome)
+    else g.waiting.push(resume)
+  })
 
 /** Resumes after the current event-loop turn: the requests read in this turn reach the group. */
 const nextTurn = Effect.async<void>((resume) => {
@@ -112,7 +137,7 @@ export const make = (filename: string) =>
       const g = group
       if (g === undefined) return Effect.void
       group = undefined
-      let exit: Exit.Exit<void, SqlError> = Exit.void
+      let exit: Outcome = committed
       try {
         exec("COMMIT")
       } catch (cause) {
@@ -125,7 +150,8 @@ export const make = (filename: string) =>
           }
         }
       }
-      return Deferred.done(g.done, exit)
+      settle(g, exit)
+      return Effect.void
     })
     const flushIf = (g: Group) => Effect.suspend(() => (group === g ? flush : Effect.void))
     /** Fails the open group whose SQLite transaction is gone (SQLite rolled it back on an error). */
@@ -134,7 +160,8 @@ export const make = (filename: string) =>
         const g = group
         if (g === undefined || db.inTransaction) return Effect.void
         group = undefined
-        return Deferred.fail(g.done, failure(cause))
+        settle(g, Exit.fail(failure(cause)))
+        return Effect.void
       })
 
     const member = () => {
@@ -145,21 +172,20 @@ export const make = (filename: string) =>
         memberActive = false
         return lock.release(1)
       })
-      const begin = Effect.flatMap(Deferred.make<void, SqlError>(), (done) =>
-        Effect.try({
-          try: () => {
-            if (group === undefined) {
-              exec("BEGIN")
-              group = { done, members: 0, flushing: false }
-            }
-            exec("SAVEPOINT genway_member")
-            group.members++
-            self.group = group
-            self.open = true
-            return []
-          },
-          catch: failure
-        }))
+      const begin = Effect.try({
+        try: () => {
+          if (group === undefined) {
+            exec("BEGIN")
+            group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
+          }
+          exec("SAVEPOINT genway_member")
+          group.members++
+          self.group = group
+          self.open = true
+          return []
+        },
+        catch: failure
+      })
       const commit = Effect.suspend(() => {
         const g = self.group!
         self.open = false
@@ -168,14 +194,13 @@ export const make = (filename: string) =>
         } catch (cause) {
           return Effect.zipRight(Effect.zipRight(brokenGroup(cause), leave), Effect.fail(failure(cause)))
         }
-        if (g.members >= groupLimit) return Effect.zipRight(Effect.zipRight(flushIf(g), leave), Effect.as(Deferred.await(g.done), []))
-        if (g.flushing) return Effect.zipRight(leave, Effect.as(Deferred.await(g.done), []))
+        if (g.members >= groupLimit) return Effect.zipRight(Effect.zipRight(flushIf(g), leave), Effect.suspend(() => outcomeOf(g)))
+        if (g.flushing) return Effect.zipRight(leave, outcomeOf(g))
         g.flushing = true
         return leave.pipe(
           Effect.zipRight(nextTurn),
           Effect.zipRight(Effect.suspend(() => (group !== g ? Effect.void : memberActive ? lock.withPermits(1)(flushIf(g)) : flush))),
-          Effect.zipRight(Deferred.await(g.done)),
-          Effect.as([])
+          Effect.zipRight(Effect.suspend(() => outcomeOf(g)))
         )
       })
       const rollback = Effect.suspend(() => {
@@ -199,7 +224,8 @@ export const make = (filename: string) =>
           } catch {
             // Nothing was written: a failed rollback leaves nothing behind either.
           }
-          return Effect.as(Effect.zipRight(Deferred.succeed(g.done, undefined), leave), [])
+          settle(g, committed)
+          return Effect.as(leave, [])
         }
         return Effect.as(leave, [])
       })
