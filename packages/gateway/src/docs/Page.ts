@@ -117,7 +117,8 @@ const fieldsTable = (schema: Json, doc: Json): string => {
 // Examples
 // ---------------------------------------------------------------------------------------------
 
-const exampleId = "0b9f3c52-7d1e-4a55-9a3b-2f6c8e1d4a70"
+// A task id as the gateway makes them: a UUID of version 7, its time `created` below.
+const exampleId = "019421bc-aa00-7d1e-9a3b-2f6c8e1d4a70"
 const created = "2025-01-01T12:00:00.000Z"
 const finished = "2025-01-01T12:01:30.000Z"
 
