@@ -22,7 +22,9 @@ describe("poll cadence and back-off draw from Effect's Random", () => {
   it("the shortest and longest time between polls: the entry's `every`, the deployment's override first", () => {
     assert.strictEqual(Cadence.shortestPollMs(g2, Option.none()), 10_000)
     assert.strictEqual(Cadence.shortestPollMs(g2, Option.some(2_000)), 2_000)
-    assert.strictEqual(Cadence.longestPollMs(g2), 15_000)
+    assert.strictEqual(Cadence.longestPollMs(g2, Option.none()), 15_000)
+    // A deployment-wide interval is both ends: the workers poll at it whatever the entry says.
+    assert.strictEqual(Cadence.longestPollMs(g2, Option.some(600_000)), 600_000)
   })
 
   it.effect("back-off doubles, jitters in its upper half, is capped, and honours the vendor's hint", () =>

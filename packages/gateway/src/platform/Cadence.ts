@@ -40,15 +40,17 @@ export interface PollOptions {
 export const shortestPollMs = (entry: ModelEntry.ModelEntry, override: Option.Option<number>): number =>
   Option.getOrElse(override, () => millis(entry.poll.every[0]))
 
-/** The longest time between two polls of a task of `entry` (the high end of `every`). */
-export const longestPollMs = (entry: ModelEntry.ModelEntry): number => millis(entry.poll.every[1])
+/** The longest time between two polls of a task of `entry`: the deployment's override, else the high end of `every`. */
+export const longestPollMs = (entry: ModelEntry.ModelEntry, override: Option.Option<number>): number =>
+  Option.getOrElse(override, () => millis(entry.poll.every[1]))
 
 /** The delay before the next poll of a task of `entry`, drawn with `Random` within `every`. */
 export const pollDelay = (entry: ModelEntry.ModelEntry, options: PollOptions): Effect.Effect<number> => {
   if (Option.isSome(options.override)) return Effect.succeed(options.override.value)
   if (options.hint !== undefined) return Effect.succeed(Math.max(0, Math.round(millis(options.hint))))
   if (options.first) return Effect.succeed(millis(entry.poll.initial))
-  const [lo, hi] = entry.poll.every
+  const lo = shortestPollMs(entry, Option.none())
+  const hi = longestPollMs(entry, Option.none())
   // Whole milliseconds: the time is stored in a BIGINT column on PostgreSQL.
-  return Effect.map(Random.next, (random) => Math.round(millis(lo) + random * (millis(hi) - millis(lo))))
+  return Effect.map(Random.next, (random) => Math.round(lo + random * (hi - lo)))
 }

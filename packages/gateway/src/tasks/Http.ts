@@ -47,13 +47,14 @@ const sandboxHeader = (mode: "live" | "sandbox"): Record<string, string> => (mod
 
 /**
  * When to look again at an unfinished task (whole seconds): when the workers next look at it,
- * bounded by the entry's poll cadence (at least 1 s, at most its longest interval). A task a
+ * bounded by the poll cadence (at least 1 s, at most its longest interval: the deployment's
+ * `GATEWAY_POLL_INTERVAL_MS` when set, else the high end of the entry's `every`). A task a
  * worker holds (leased) with its stored time past is polled from that worker's hand, which
  * writes no time (tasks/Scheduler.ts, `keep`): the poll interval then (the deployment's
  * `GATEWAY_POLL_INTERVAL_MS`, or the entry's shortest).
  */
 const retryAfterSeconds = (entry: ModelEntry.ModelEntry, task: Task, now: number, pollIntervalMs: Option.Option<number>): number => {
-  const longest = Math.ceil(Cadence.longestPollMs(entry) / 1000)
+  const longest = Math.ceil(Cadence.longestPollMs(entry, pollIntervalMs) / 1000)
   const untilNext = task.nextRunAt > now || task.leaseOwner === null ? task.nextRunAt - now : Cadence.shortestPollMs(entry, pollIntervalMs)
   return Math.min(Math.max(1, longest), Math.max(1, Math.ceil(untilNext / 1000)))
 }
