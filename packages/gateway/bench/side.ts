@@ -153,6 +153,8 @@ interface Sequential {
   readonly p50: number
   readonly p99: number
   readonly failed: number
+  /** The upstream called directly, alternating with the measured requests (when asked for). */
+  readonly pair?: { readonly p50: number; readonly p99: number }
 }
 
 /**
@@ -206,7 +208,14 @@ const warmSeconds = (quick: boolean) => (quick ? 2 : 20)
 
 const max = (job: Job, seconds: number, connections = 50) => runLoad<Cannon>({ mode: "max", ...job, connections, seconds })
 const atRate = (job: Job, seconds: number, rate: number) => runLoad<Cannon>({ mode: "rate", ...job, connections: 50, seconds, rate })
-const sequential = (job: Job, requests: number, warmup: number) => runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup })
+const sequential = (job: Job, requests: number, warmup: number, pair?: Job) =>
+  runLoad<Sequential>({ mode: "sequential", ...job, requests, warmup, ...(pair === undefined ? {} : { pair }) })
+
+/**
+ * What a contestant's sequential requests add over the upstream's: its percentiles less those of
+ * the direct requests that alternated with them (bench/side/load.mjs, `pair`).
+ */
+const addedOf = (seq: Sequential) => ({ p50: seq.p50 - (seq.pair?.p50 ?? NaN), p99: seq.p99 - (seq.pair?.p99 ?? NaN) })
 
 /**
  * Waits until none of `pids` uses more than 5 % of a core over half a second (at most 60 s, then
@@ -316,7 +325,10 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     const stopScraping = name === telemetryOn && traced !== undefined ? scrapeEverySecond(`http://127.0.0.1:${traced.port}/metrics`) : undefined
     const cpuBefore = cpuMs(child.pid)
     const t = Date.now()
-    const seq = await sequential(job, seqN, seqWarmup)
+    // Each proxy's sequential requests alternate with direct ones: what it adds is read against
+    // the upstream of the same seconds (the machine drifts between phases by as much as the
+    // target's 0.1 ms).
+    const seq = await sequential(job, seqN, seqWarmup, name === "direct" ? undefined : contestants[0]![1])
     const m = await max(job, seconds)
     const rate = await atRate(job, seconds, 1000)
     if (stopScraping !== undefined) scraped = await stopScraping()
@@ -326,15 +338,14 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     results[name] = { max: m, seq, rate, cpuPerRequest }
     console.error(`bench: e2 ${name} measured in ${Math.round((Date.now() - t) / 1000)} s`)
   }
-  const direct = results["direct"]!.seq
   const rows = contestants.map(([name]) => {
     const r = results[name]!
-    const added = name === "direct" ? "—" : `${signed(r.seq.p50 - direct.p50)} / ${signed(r.seq.p99 - direct.p99)}`
+    const added = name === "direct" ? "—" : `${signed(addedOf(r.seq).p50)} / ${signed(addedOf(r.seq).p99)}`
     const failed = r.max.failed + r.rate.failed + r.seq.failed
     const cpu = r.cpuPerRequest === undefined ? "—" : r2(r.cpuPerRequest)
     return [name, Math.round(r.max.rps), name === "direct" ? `${r2(r.seq.p50)} / ${r2(r.seq.p99)} (absolute)` : added, r1(r.rate.p99), cpu, failed]
   })
-  out.push(`E2 non-stream pass-through (50 connections for max and at 1,000 req/s; ${seconds} s each; sequential ${seqN} requests)`)
+  out.push(`E2 non-stream pass-through (50 connections for max and at 1,000 req/s; ${seconds} s each; sequential ${seqN} requests, each proxy's alternating with as many direct ones: added = its percentile less theirs)`)
   out.push(table(["", "max req/s", "sequential added p50 / p99 ms", "p99 ms at 1,000 req/s", "CPU ms per request", "non-2xx/errors"], rows))
   const floorR = results["floor"]!
   const portkeyR = results["Portkey 1.15.2"]!
@@ -342,9 +353,9 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     const g = results[variant]!
     ratios[`${variant} max / floor (>= 0.5)`] = ratio(g.max.rps, floorR.max.rps)
     ratios[`${variant} max / Portkey`] = ratio(g.max.rps, portkeyR.max.rps)
-    ratios[`${variant} seq added p50 - floor's ms (<= 0.1)`] = r2((g.seq.p50 - direct.p50) - (floorR.seq.p50 - direct.p50))
-    ratios[`${variant} seq added p50 / Portkey's`] = ratio(g.seq.p50 - direct.p50, portkeyR.seq.p50 - direct.p50)
-    ratios[`${variant} seq added p99 / floor's`] = ratio(g.seq.p99 - direct.p99, floorR.seq.p99 - direct.p99)
+    ratios[`${variant} seq added p50 - floor's ms (<= 0.1)`] = r2(addedOf(g.seq).p50 - addedOf(floorR.seq).p50)
+    ratios[`${variant} seq added p50 / Portkey's`] = ratio(addedOf(g.seq).p50, addedOf(portkeyR.seq).p50)
+    ratios[`${variant} seq added p99 / floor's`] = ratio(addedOf(g.seq).p99, addedOf(floorR.seq).p99)
     ratios[`${variant} p99@1000 / floor (<= 3)`] = ratio(g.rate.p99, floorR.rate.p99)
     ratios[`${variant} p99@1000 / Portkey`] = ratio(g.rate.p99, portkeyR.rate.p99)
   }
@@ -370,8 +381,8 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     const off = results["Genway (kept)"]!
     const on = results[telemetryOn]!
     ratios["telemetry on / off: max req/s"] = ratio(on.max.rps, off.max.rps)
-    ratios["telemetry on / off: seq added p50"] = ratio(on.seq.p50 - direct.p50, off.seq.p50 - direct.p50)
-    ratios["telemetry on / off: seq added p99"] = ratio(on.seq.p99 - direct.p99, off.seq.p99 - direct.p99)
+    ratios["telemetry on / off: seq added p50"] = ratio(addedOf(on.seq).p50, addedOf(off.seq).p50)
+    ratios["telemetry on / off: seq added p99"] = ratio(addedOf(on.seq).p99, addedOf(off.seq).p99)
     ratios["telemetry on - off: seq added p50 ms"] = r2(on.seq.p50 - off.seq.p50)
     ratios["telemetry on / off: p99@1000"] = ratio(on.rate.p99, off.rate.p99)
     if (on.cpuPerRequest !== undefined && off.cpuPerRequest !== undefined) {
