@@ -12,6 +12,7 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { CallLimit, LiveTimer, VendorAdapter } from "@genway/core"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -154,17 +155,27 @@ export const within = <A, E, R, E2>(
       if (!LiveTimer.usable(clock, ms) || fiber.getFiberRef(FiberRef.currentTracerEnabled)) {
         return deadline(self, duration, onTimeout)
       }
-      const limit: CallLimit.CallLimit = { at: Date.now() + ms, expired: false, active: true }
-      return Effect.matchCauseEffect(Effect.locally(self, CallLimit.current, limit), {
-        onFailure: (cause): Effect.Effect<never, E | E2> => {
-          limit.active = false
-          return limit.expired ? Effect.fail(onTimeout()) : Effect.failCause(cause)
-        },
-        onSuccess: (a) => {
-          limit.active = false
-          return Effect.succeed(a)
-        }
-      })
+      // Set on the fiber, not restored afterwards (`Effect.locally` would cost a scoped acquire and
+      // release, about 15 Effect steps per call): once `self` ends — succeeded, failed or
+      // interrupted — the limit is inactive, and the one it was set in is in force again.
+      const limit: CallLimit.CallLimit = {
+        at: Date.now() + ms,
+        expired: false,
+        active: true,
+        outer: CallLimit.active(fiber.getFiberRef(CallLimit.current))
+      }
+      return Effect.zipRight(FiberRef.set(CallLimit.current, limit), Effect.uninterruptibleMask((restore) =>
+        Effect.matchCauseEffect(restore(self), {
+          onFailure: (cause): Effect.Effect<never, E | E2> => {
+            limit.active = false
+            return limit.expired && !Cause.isInterrupted(cause) ? Effect.fail(onTimeout()) : Effect.failCause(cause)
+          },
+          onSuccess: (a) => {
+            limit.active = false
+            return Effect.succeed(a)
+          }
+        })
+      ))
     })
   )
 }

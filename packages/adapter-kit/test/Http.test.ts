@@ -396,6 +396,51 @@ describe("Http.within: a time limit the client enforces, without a forked fiber"
       assert.isDefined(seen)
       assert.isFalse(seen!.active)
       assert.isFalse(seen!.expired)
+      assert.isUndefined(CallLimit.active(yield* FiberRef.get(CallLimit.current)))
+    }).pipe(Effect.withTracerEnabled(false)))
+
+  it.live("inside another within, the inner limit is in force while its effect runs, the outer one again after it", () =>
+    Effect.gen(function*() {
+      const client = CallLimit.markEnforcing(silent())
+      const inForce = Effect.map(FiberRef.get(CallLimit.current), CallLimit.active)
+      const [outerLimit, innerLimit, afterInner] = yield* Http.within(
+        client,
+        Effect.gen(function*() {
+          const o = yield* inForce
+          const i = yield* Http.within(client, inForce, "5 seconds", () => "timeout")
+          return [o, i, yield* inForce] as const
+        }),
+        "1 second",
+        () => "timeout"
+      )
+      assert.isDefined(outerLimit)
+      assert.isDefined(innerLimit)
+      assert.notStrictEqual(innerLimit, outerLimit)
+      assert.isFalse(innerLimit!.active)
+      assert.strictEqual(innerLimit!.outer, outerLimit)
+      // The inner limit ended; the outer one was in force again until its own effect ended.
+      assert.strictEqual(afterInner, outerLimit)
+      assert.isFalse(outerLimit!.active)
+      assert.isUndefined(yield* inForce)
+    }).pipe(Effect.withTracerEnabled(false)))
+
+  it.live("an interrupted effect leaves its limit inactive; a joined fiber's limit does not become the joiner's", () =>
+    Effect.gen(function*() {
+      const client = CallLimit.markEnforcing(silent())
+      const started = yield* Deferred.make<CallLimit.CallLimit | undefined>()
+      const waiting = Effect.zipRight(
+        Effect.flatMap(FiberRef.get(CallLimit.current), (l) => Deferred.succeed(started, l)),
+        Effect.never
+      )
+      const fiber = yield* Effect.fork(Http.within(client, waiting, "10 seconds", () => "timeout"))
+      const limit = yield* Deferred.await(started)
+      assert.isTrue(limit!.active)
+      yield* Fiber.interrupt(fiber)
+      assert.isFalse(limit!.active)
+      assert.isFalse(limit!.expired)
+
+      const joined = yield* Effect.fork(Http.within(client, Effect.succeed("done"), "1 second", () => "timeout"))
+      assert.strictEqual(yield* Fiber.join(joined), "done")
       assert.isUndefined(yield* FiberRef.get(CallLimit.current))
     }).pipe(Effect.withTracerEnabled(false)))
 

@@ -16,12 +16,18 @@ export interface CallLimit {
   expired: boolean
   /** False once the limited effect has ended: an exchange started later is not limited by it. */
   active: boolean
+  /** The limit in force where this one was set (`within` inside `within`): in force again once this one ends. */
+  readonly outer?: CallLimit | undefined
 }
 
-/** The limit of the exchanges this fiber makes now, if any. */
+/**
+ * The limit this fiber set last, if any: `active` reads the one in force from it. `within` sets it
+ * without restoring the previous value afterwards (a limit that ended is inactive and leads to its
+ * `outer`); a forked fiber starts with its parent's, and joining a fiber keeps the joiner's own.
+ */
 export const current: FiberRef.FiberRef<CallLimit | undefined> = GlobalValue.globalValue(
   "@genway/core/CallLimit/current",
-  () => FiberRef.unsafeMake<CallLimit | undefined>(undefined)
+  () => FiberRef.unsafeMake<CallLimit | undefined>(undefined, { join: (own) => own })
 )
 
 const enforcingKey = Symbol.for("@genway/core/CallLimit/enforcing")
@@ -41,5 +47,12 @@ export const keepMark = <C extends object>(client: object, wrapper: C): C => (is
 /** Whether `client` enforces `current` itself. */
 export const isEnforcing = (client: object): boolean => (client as { readonly [enforcingKey]?: boolean })[enforcingKey] === true
 
-/** The limit in force, if still active: what a client checks when an exchange (or body read) starts. */
-export const active = (limit: CallLimit | undefined): CallLimit | undefined => (limit !== undefined && limit.active ? limit : undefined)
+/**
+ * The limit in force: `limit` while still active, else the innermost of its outer limits still
+ * active. What a client checks when an exchange (or body read) starts.
+ */
+export const active = (limit: CallLimit | undefined): CallLimit | undefined => {
+  let l = limit
+  while (l !== undefined && !l.active) l = l.outer
+  return l
+}

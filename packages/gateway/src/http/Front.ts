@@ -38,6 +38,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
@@ -269,9 +270,15 @@ export const make = <E, R>(
       // in it (a stream's producer, its timer) ends once the answer is written or abandoned. It
       // joins the request's own context, made above for this request alone and read by nothing
       // yet, rather than a copy of that context (`Scope.extend`).
+      // The program is uninterruptible throughout (below), so the scope's closing needs no
+      // `onExit` (which would make the region uninterruptible once more): the handlers of a
+      // `matchCauseEffect` run whichever way the answer ended, an interruption included.
       const program = Effect.flatMap(Scope.make(), (scope) => {
         services.set(Scope.Scope.key, scope)
-        return Effect.onExit(answered, (exit) => Scope.close(scope, exit))
+        return Effect.matchCauseEffect(answered, {
+          onFailure: (cause) => Effect.zipRight(Scope.close(scope, Exit.failCause(cause)), Effect.failCause(cause)),
+          onSuccess: (a) => Effect.as(Scope.close(scope, Exit.succeed(a)), a)
+        })
       }).pipe(
         // As the platform's server: the failure's own answer (a respondable error, a client's
         // going away 499, a defect 500) when nothing was sent yet, else the end of the answer.
