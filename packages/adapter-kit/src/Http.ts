@@ -164,8 +164,9 @@ export const within = <A, E, R, E2>(
         active: true,
         outer: CallLimit.active(fiber.getFiberRef(CallLimit.current))
       }
-      return Effect.zipRight(FiberRef.set(CallLimit.current, limit), Effect.uninterruptibleMask((restore) =>
-        Effect.matchCauseEffect(restore(self), {
+      // Set where no interruption can come between the setting and the handlers that end it.
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(FiberRef.set(CallLimit.current, limit), Effect.matchCauseEffect(restore(self), {
           onFailure: (cause): Effect.Effect<never, E | E2> => {
             limit.active = false
             return limit.expired && !Cause.isInterrupted(cause) ? Effect.fail(onTimeout()) : Effect.failCause(cause)

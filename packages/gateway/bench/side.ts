@@ -304,6 +304,7 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     if (r.status !== 200) throw new Error(`${name} answered ${r.status}: ${(await r.text()).slice(0, 300)}`)
     await r.arrayBuffer().catch(() => undefined)
   }
+  const directJob = contestants.find(([name]) => name === "direct")![1]
   const results: Record<string, { max: Cannon; seq: Sequential; rate: Cannon; cpuPerRequest: number | undefined }> = {}
   let scraped: Awaited<ReturnType<ReturnType<typeof scrapeEverySecond>>> | undefined
   // What the telemetry contestant had produced by the end of its warm-up (subtracted below).
@@ -328,7 +329,7 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     // Each proxy's sequential requests alternate with direct ones: what it adds is read against
     // the upstream of the same seconds (the machine drifts between phases by as much as the
     // target's 0.1 ms).
-    const seq = await sequential(job, seqN, seqWarmup, name === "direct" ? undefined : contestants[0]![1])
+    const seq = await sequential(job, seqN, seqWarmup, name === "direct" ? undefined : directJob)
     const m = await max(job, seconds)
     const rate = await atRate(job, seconds, 1000)
     if (stopScraping !== undefined) scraped = await stopScraping()
