@@ -341,7 +341,7 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   }
   const rows = contestants.map(([name]) => {
     const r = results[name]!
-    const added = name === "direct" ? "—" : `${signed(addedOf(r.seq).p50)} / ${signed(addedOf(r.seq).p99)}`
+    const added = name === "direct" ? "—" : ((a) => `${signed(a.p50)} / ${signed(a.p99)}`)(addedOf(r.seq))
     const failed = r.max.failed + r.rate.failed + r.seq.failed
     const cpu = r.cpuPerRequest === undefined ? "—" : r2(r.cpuPerRequest)
     return [name, Math.round(r.max.rps), name === "direct" ? `${r2(r.seq.p50)} / ${r2(r.seq.p99)} (absolute)` : added, r1(r.rate.p99), cpu, failed]
@@ -384,7 +384,7 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
     ratios["telemetry on / off: max req/s"] = ratio(on.max.rps, off.max.rps)
     ratios["telemetry on / off: seq added p50"] = ratio(addedOf(on.seq).p50, addedOf(off.seq).p50)
     ratios["telemetry on / off: seq added p99"] = ratio(addedOf(on.seq).p99, addedOf(off.seq).p99)
-    ratios["telemetry on - off: seq added p50 ms"] = r2(on.seq.p50 - off.seq.p50)
+    ratios["telemetry on - off: seq added p50 ms"] = r2(addedOf(on.seq).p50 - addedOf(off.seq).p50)
     ratios["telemetry on / off: p99@1000"] = ratio(on.rate.p99, off.rate.p99)
     if (on.cpuPerRequest !== undefined && off.cpuPerRequest !== undefined) {
       ratios["telemetry on / off: CPU per request"] = ratio(on.cpuPerRequest, off.cpuPerRequest)
