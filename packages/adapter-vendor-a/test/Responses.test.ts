@@ -4,6 +4,8 @@ import { Responses as CoreResponses } from "@genway/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
@@ -206,6 +208,25 @@ describe("vendor-a responses: errors", () => {
       const slow = yield* Effect.flip(Fiber.join(creating))
       assert.strictEqual(slow._tag, "UpstreamUnavailable")
       assert.strictEqual(slow.status, 504)
+    }))
+
+  it.scoped("an object in a state the protocol does not define passes as sent, with a warning naming the state", () =>
+    Effect.gen(function*() {
+      const { emulator, upstream } = yield* setup()
+      yield* emulator.inject("responses.create", { _tag: "UnknownStatus", status: "paused" })
+      const warnings: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const logger = Logger.make(({ annotations, logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push({ message, annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+      })
+      const response = yield* upstream.create(body()).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      assert.strictEqual(response.status, "paused")
+      assert.match(response.id, /^resp_/)
+      assert.strictEqual(warnings.length, 1)
+      assert.include(String(warnings[0]!.message), "unknown response status")
+      assert.strictEqual(warnings[0]!.annotations["status"], "paused")
+      // A known state logs nothing.
+      yield* upstream.create(body()).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      assert.strictEqual(warnings.length, 1)
     }))
 
   it.scoped("mid-stream: the vendor's error event passes and ends the stream; a broken connection fails it", () =>

@@ -157,26 +157,30 @@ export const make = (config: VendorAConfig, client: HttpClient.HttpClient, timeo
       Effect.catchTags({ RequestError: fromClientError, ResponseError: fromClientError })
     )
 
-  const decodeObject = (text: string): Effect.Effect<Responses.ResponseObject, Responses.UpstreamError> =>
-    Effect.gen(function*() {
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(text)
-      } catch {
-        parsed = undefined
-      }
-      const candidate = parsed as { readonly id?: unknown; readonly status?: unknown } | undefined
-      if (typeof candidate !== "object" || candidate === null || typeof candidate.id !== "string" || typeof candidate.status !== "string") {
-        return yield* unavailable(502, `${VENDOR} sent an unreadable response object`)
-      }
-      if (!Responses.ResponseStatus.literals.includes(candidate.status as Responses.ResponseStatus)) {
-        // Kept as sent: a state this gateway does not know is treated as not finished.
-        yield* Effect.logWarning(`${VENDOR}: unknown response status`).pipe(
+  // A plain function rather than a generator: it runs once per answer, on every E2 request.
+  const decodeObject = (text: string): Effect.Effect<Responses.ResponseObject, Responses.UpstreamError> => {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    const candidate = parsed as { readonly id?: unknown; readonly status?: unknown } | undefined
+    if (typeof candidate !== "object" || candidate === null || typeof candidate.id !== "string" || typeof candidate.status !== "string") {
+      return Effect.fail(unavailable(502, `${VENDOR} sent an unreadable response object`))
+    }
+    const object = parsed as Responses.ResponseObject
+    if (!Responses.ResponseStatus.literals.includes(candidate.status as Responses.ResponseStatus)) {
+      // Kept as sent: a state this gateway does not know is treated as not finished.
+      return Effect.as(
+        Effect.logWarning(`${VENDOR}: unknown response status`).pipe(
           Effect.annotateLogs({ ...logFields, status: scrub(candidate.status).slice(0, 100) })
-        )
-      }
-      return parsed as Responses.ResponseObject
-    })
+        ),
+        object
+      )
+    }
+    return Effect.succeed(object)
+  }
 
   const answer = (response: HttpClientResponse.HttpClientResponse, retrievedId?: string) =>
     Effect.flatMap(response.text, (text) =>

@@ -47,7 +47,10 @@ export type Fault =
   | { readonly _tag: "Drop"; readonly afterAccept?: boolean }
   /** The request is processed, its answer replaced by truncated JSON. */
   | { readonly _tag: "MalformedJson" }
-  /** Polls only: the video is reported with a status the protocol does not define (default `paused`). */
+  /**
+   * Polls, and model response creates: the video or the response object is reported with a status
+   * the protocol does not define (default `paused`).
+   */
   | { readonly _tag: "UnknownStatus"; readonly status?: string }
   /** Polls only: the video fails now with `error{code, message}`. */
   | { readonly _tag: "FailTask"; readonly code?: string; readonly message?: string }
@@ -615,6 +618,10 @@ export const make = (options: EmulatorOptions = {}): Effect.Effect<Emulator, nev
       const reply = answer(kind, id, req, fields, fault, body)
       if (fault?._tag === "MalformedJson") {
         return send(res, { status: 200, headers: { "content-type": "application/json" }, body: "{\"id\": \"video_" })
+      }
+      if (fault?._tag === "UnknownStatus" && kind === "responses.create" && reply.status === 200) {
+        const object = JSON.parse(String(reply.body)) as Record<string, unknown>
+        return send(res, json(200, { ...object, status: fault.status ?? "paused" }))
       }
       if (fault?._tag === "Slow") {
         return timers.after(fault.delayMs, () => {

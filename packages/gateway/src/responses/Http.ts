@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { ApiKeys } from "../platform/ApiKeys.js"
 import * as InputItems from "./InputItems.js"
-import { ResponsesService, type ServiceError } from "./Service.js"
+import { jsonOf, ResponsesService, type ServiceError } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { authenticate, readJson, requestUrl } from "../http/Request.js"
 import * as EventStream from "../http/EventStream.js"
@@ -107,7 +107,8 @@ export const create = (entry: ModelEntry.ModelEntry) =>
       })
     }
     const response = yield* Effect.mapError(service.create(request), toHttpError)
-    return HttpServerResponse.unsafeJson(response, { headers })
+    // A kept response is answered with the text its row holds (serialised once).
+    return HttpServerResponse.text(jsonOf(response), { contentType: "application/json", headers })
   })
 
 const idPattern = /^[A-Za-z0-9_.:-]{1,200}$/

@@ -121,6 +121,15 @@ export interface ResponsesApi {
 /** The model responses (E2) service. */
 export class ResponsesService extends Context.Tag("@genway/gateway/ResponsesService")<ResponsesService, ResponsesApi>() {}
 
+/**
+ * The JSON text of response objects the gateway kept as it answers them: the kept row's `body` is
+ * that text, and the answer reuses it rather than serialising the same object a second time.
+ */
+const keptText = new WeakMap<Responses.ResponseObject, string>()
+
+/** A response object's JSON text: the one written to its kept row when there is one. */
+export const jsonOf = (response: Responses.ResponseObject): string => keptText.get(response) ?? JSON.stringify(response)
+
 /** Whether the gateway keeps the response to `body`. */
 export const keeps = (body: Readonly<Record<string, unknown>>): boolean => body["background"] === true || body["store"] !== false
 
@@ -171,7 +180,16 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const pollDelay = (entry: ModelEntry.ModelEntry, first: boolean) =>
       Cadence.pollDelay(entry, { override: settings.pollIntervalMs, first })
 
-    const retentionMs = (entry: ModelEntry.ModelEntry) => millis(entry.retention ?? defaultRetention)
+    // An entry's deadline and retention in milliseconds, decoded once per entry rather than per kept response.
+    const spans = new WeakMap<ModelEntry.ModelEntry, { readonly deadlineMs: number; readonly retentionMs: number }>()
+    const spansOf = (entry: ModelEntry.ModelEntry) => {
+      let found = spans.get(entry)
+      if (found === undefined) {
+        found = { deadlineMs: millis(entry.poll.deadline), retentionMs: millis(entry.retention ?? defaultRetention) }
+        spans.set(entry, found)
+      }
+      return found
+    }
 
     // The rows of the answers being given, written in batches (platform/WriteBatch.ts): a kept
     // response with its usage in one transaction, the usage of one not kept alone.
@@ -202,6 +220,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       pollAt: number
     ) => {
       const finished = final === null && Responses.isTerminal(shown.status)
+      const body = JSON.stringify(shown)
+      keptText.set(shown, body)
       return write({
         kept: {
           id: shown.id,
@@ -211,13 +231,13 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
           mode: rowMode,
           status: shown.status,
           background: request.body["background"] === true,
-          body: JSON.stringify(shown),
+          body,
           sandboxFinal: final === null ? null : JSON.stringify(final),
           nextPollAt: finished ? null : pollAt,
-          deadlineAt: now + millis(request.entry.poll.deadline),
+          deadlineAt: now + spansOf(request.entry).deadlineMs,
           createdAt: now,
           finishedAt: finished ? now : null,
-          expiresAt: now + retentionMs(request.entry),
+          expiresAt: now + spansOf(request.entry).retentionMs,
           inputItems: JSON.stringify(InputItems.fromInput(request.body["input"]))
         },
         ...(finished ? { usage: Ledger.responseUsage(request, shown, now) } : {}),
@@ -225,33 +245,38 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       })
     }
 
-    /** Checks the gateway's own rules, then the body to send upstream. */
-    const prepare = (request: ResponseRequest) =>
-      Effect.gen(function*() {
-        const body = request.body
-        if (body["background"] === true && body["store"] === false) {
-          return yield* new RequestRefused({
+    /**
+     * Checks the gateway's own rules, then the body to send upstream. A plain function: a request
+     * that continues no earlier response (most) is checked without a fiber step.
+     */
+    const prepare = (request: ResponseRequest): Effect.Effect<Readonly<Record<string, unknown>>, RequestRefused | SqlError> => {
+      const body = request.body
+      if (body["background"] === true && body["store"] === false) {
+        return Effect.fail(
+          new RequestRefused({
             param: "store",
             message: "background responses are kept for retrieval: store must not be false",
             code: "invalid_value"
           })
-        }
-        const previous = body["previous_response_id"]
-        if (typeof previous === "string") {
-          // The vendor sees one account for every tenant: only the caller's own responses may be continued.
-          const now = yield* Clock.currentTimeMillis
-          const own = yield* store.find(request.tenant, request.entry.id, previous, now)
-          if (Option.isNone(own)) {
-            return yield* new RequestRefused({
-              param: "previous_response_id",
-              message: `Previous response with id '${previous}' not found.`,
-              code: "previous_response_not_found"
-            })
-          }
-        }
-        const model = modelFor(request.entry, body["model"])
-        return model === body["model"] ? body : { ...body, model }
-      })
+        )
+      }
+      const model = modelFor(request.entry, body["model"])
+      const upstream = model === body["model"] ? body : { ...body, model }
+      const previous = body["previous_response_id"]
+      if (typeof previous !== "string") return Effect.succeed(upstream)
+      // The vendor sees one account for every tenant: only the caller's own responses may be continued.
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(store.find(request.tenant, request.entry.id, previous, now), (own) =>
+          Option.isNone(own)
+            ? Effect.fail(
+              new RequestRefused({
+                param: "previous_response_id",
+                message: `Previous response with id '${previous}' not found.`,
+                code: "previous_response_not_found"
+              })
+            )
+            : Effect.succeed(upstream)))
+    }
 
     const create = (request: ResponseRequest) =>
       Effect.gen(function*() {
