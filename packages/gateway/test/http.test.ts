@@ -3,6 +3,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
 import { assert, describe, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
@@ -75,6 +76,32 @@ describe("authentication", () => {
         assert.isTrue(yield* keys.revoke(made.id))
         const denied = yield* Harness.send(Harness.post(e4, { prompt: "k" }, value))
         assert.strictEqual(denied.status, 401)
+      }))
+
+    it.effect("the key store answers a token without the database only for GATEWAY_API_KEYS and keys read within the window", () =>
+      Effect.gen(function*() {
+        const keys = yield* ApiKeys
+        const now = yield* Clock.currentTimeMillis
+        assert.strictEqual(keys.known(Harness.tokenA, now)?._tag, "Ok")
+        const made = yield* keys.create({ name: "known" })
+        const value = Redacted.value(made.token)
+        // Never read yet: the request path must ask the database.
+        assert.isUndefined(keys.known(value, now))
+        assert.strictEqual((yield* keys.resolve(value))._tag, "Ok")
+        const remembered = keys.known(value, now)
+        assert.strictEqual(remembered?._tag, "Ok")
+        if (remembered?._tag === "Ok") assert.strictEqual(remembered.principal.keyId, made.id)
+        // The key cache's window (5 s) has ended: the database decides again.
+        assert.isUndefined(keys.known(value, now + 5_000))
+        // An unknown token is remembered as unknown for the window, too.
+        const stranger = `gw_${randomUUID()}`
+        assert.isUndefined(keys.known(stranger, now))
+        assert.strictEqual((yield* keys.resolve(stranger))._tag, "Unknown")
+        assert.strictEqual(keys.known(stranger, now)?._tag, "Unknown")
+        // A revocation through this replica is effective at once.
+        assert.isTrue(yield* keys.revoke(made.id))
+        assert.isUndefined(keys.known(value, now))
+        assert.strictEqual((yield* keys.resolve(value))._tag, "Unknown")
       }))
   })
 })

@@ -5,10 +5,9 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as Effect from "effect/Effect"
 import type * as Http from "node:http"
 import type { GatewaySettings } from "../platform/Config.js"
-import { httpError } from "./Errors.js"
+import { type HttpError, httpError } from "./Errors.js"
 
 /** Defaults of the settings below (DESIGN.md-style operator contract, documented in the README). */
 export const defaults = {
@@ -59,21 +58,18 @@ export const nodeResponse = (request: HttpServerRequest.HttpServerRequest): Http
 }
 
 /**
- * 400 when the request carries more than one `Authorization` header: Node keeps the first, a proxy
- * in front may read the last, and the two would disagree about the caller.
+ * The 400 of a request that carries more than one `Authorization` header (Node keeps the first, a
+ * proxy in front may read the last, and the two would disagree about the caller), else undefined.
  */
-export const singleAuthorization = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
+export const duplicateAuthorization = (request: HttpServerRequest.HttpServerRequest): HttpError | undefined => {
   const req = nodeRequest(request)
-  if (req === undefined) return
+  if (req === undefined) return undefined
   let count = 0
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (req.rawHeaders[i]!.length === 13 && req.rawHeaders[i]!.toLowerCase() === "authorization") count++
   }
-  if (count > 1) {
-    return yield* httpError(400, "more than one Authorization header: send exactly one", { param: "authorization" })
-  }
-})
+  return count > 1 ? httpError(400, "more than one Authorization header: send exactly one", { param: "authorization" }) : undefined
+}
 
 /** Which bound a reservation would pass. */
 export type Over = "tenant" | "process" | undefined

@@ -2,41 +2,57 @@
  * Reading requests: bearer authentication and JSON bodies with the limits of the route.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
+import { ApiKeys, type Principal, type Verdict } from "../platform/ApiKeys.js"
 import * as Limits from "../platform/Limits.js"
-import { httpError } from "./Errors.js"
-import { singleAuthorization } from "./Limits.js"
-import { noteTenant } from "../observability/Request.js"
+import { type HttpError, httpError } from "./Errors.js"
+import { duplicateAuthorization } from "./Limits.js"
+import { noteTenantIn } from "../observability/Request.js"
 
 const challenge = { "www-authenticate": 'Bearer realm="genway"' }
 
-/**
- * The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise. Not yet
- * counted against the key's `rpm`: `authenticate` does both.
- */
-export const identify = Effect.gen(function*() {
-  yield* singleAuthorization
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const header = request.headers["authorization"]
-  if (header === undefined || header.length === 0) {
-    return yield* httpError(401, "missing bearer token: send Authorization: Bearer <API_TOKEN>", { headers: challenge })
-  }
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
-  if (m === null) {
-    return yield* httpError(401, "the Authorization header must be \"Bearer <API_TOKEN>\"", { headers: challenge })
-  }
-  const keys = yield* ApiKeys
-  const verdict = yield* keys.resolve(m[1]!)
+const missingToken = httpError(401, "missing bearer token: send Authorization: Bearer <API_TOKEN>", { headers: challenge })
+const malformedHeader = httpError(401, "the Authorization header must be \"Bearer <API_TOKEN>\"", { headers: challenge })
+const bearer = /^Bearer[ ]+(\S+)\s*$/i
+
+/** The principal of an `Ok` verdict, noted on the request's telemetry; a 401 otherwise. */
+const admitted = (context: Context.Context<never>, verdict: Verdict): Effect.Effect<Principal, HttpError> => {
   if (verdict._tag !== "Ok") {
-    return yield* httpError(401, verdict._tag === "Expired" ? "this API token has expired" : "invalid or revoked API token", {
+    return Effect.fail(httpError(401, verdict._tag === "Expired" ? "this API token has expired" : "invalid or revoked API token", {
       headers: { "www-authenticate": 'Bearer realm="genway", error="invalid_token"' },
       openAiCode: verdict._tag === "Expired" ? "expired_api_key" : "invalid_api_key"
-    })
+    }))
   }
-  yield* noteTenant(verdict.principal.tenant)
-  return verdict.principal satisfies Principal
-})
+  noteTenantIn(context, verdict.principal.tenant)
+  return Effect.succeed(verdict.principal)
+}
+
+/**
+ * The caller, from `Authorization: Bearer <token>`; 401 with a challenge otherwise (400 for more
+ * than one such header). Not yet counted against the key's `rpm`: `authenticate` does both.
+ *
+ * One step of the runtime for a token that needs no database read (a `GATEWAY_API_KEYS` token, or
+ * one verified within the key cache's window): the request, the key store and the clock are read
+ * from the fiber, and `ApiKeys.known` answers synchronously; otherwise the store reads the key.
+ */
+export const identify: Effect.Effect<Principal, HttpError, HttpServerRequest.HttpServerRequest | ApiKeys> = Effect.withFiberRuntime(
+  (fiber) => {
+    const context = fiber.currentContext as Context.Context<HttpServerRequest.HttpServerRequest | ApiKeys>
+    const request = Context.get(context, HttpServerRequest.HttpServerRequest)
+    const duplicated = duplicateAuthorization(request)
+    if (duplicated !== undefined) return Effect.fail(duplicated)
+    const header = request.headers["authorization"]
+    if (header === undefined || header.length === 0) return Effect.fail(missingToken)
+    const m = bearer.exec(header)
+    if (m === null) return Effect.fail(malformedHeader)
+    const keys = Context.get(context, ApiKeys)
+    const token = m[1]!
+    const verdict = keys.known(token, Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis())
+    return verdict !== undefined ? admitted(context, verdict) : Effect.flatMap(keys.resolve(token), (v) => admitted(context, v))
+  }
+)
 
 /**
  * The caller, counted against its key's request rate (DESIGN.md §9): 401 as `identify`, 429 over

@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { authorize } from "../admin/Http.js"
-import { httpError } from "../http/Errors.js"
+import { type HttpError, httpError } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
 import { authenticate, requestUrl } from "../http/Request.js"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
@@ -192,10 +192,13 @@ export const mount = <R>(router: HttpRouter.HttpRouter<never, R>) =>
  * tenant's budget is used up.
  */
 export const requireQuota = (principal: Principal) =>
-  Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    const keys = yield* ApiKeys
-    yield* Ledger.checkBudgetOf(keys, principal, 0, now).pipe(
+  // One step of the runtime for a key and tenant known to have no budget (most): the key store and
+  // the clock are read from the fiber; a budget found is checked against the ledger.
+  Effect.withFiberRuntime<void, HttpError, ApiKeys | SqlClient.SqlClient>((fiber) => {
+    const keys = Context.get(fiber.currentContext as Context.Context<ApiKeys>, ApiKeys)
+    const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    if (keys.budgetFree(principal.tenant, principal.keyId, now)) return Effect.void
+    return Ledger.checkBudgetOf(keys, principal, 0, now).pipe(
       Effect.catchTags({
         BudgetExceeded: (e) => httpError(429, Ledger.describe(e), { title: "Budget exceeded", openAiCode: "insufficient_quota" }),
         SqlError: (e) => Effect.zipRight(Effect.logError("budget check failed", e), httpError(503, "the gateway could not check the budget; try again"))

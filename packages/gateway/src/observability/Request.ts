@@ -73,12 +73,11 @@ export const tenantHash = (tenant: string): string => {
   return h
 }
 
-/** Records the authenticated tenant on the current request (no-op outside one). */
-export const noteTenant = (tenant: string): Effect.Effect<void> =>
-  withCurrent((cell) => {
-    if (cell !== undefined) cell.tenant = tenantHash(tenant)
-    return Effect.void
-  })
+/** Records the authenticated tenant on the request in `context` (no-op outside one). */
+export const noteTenantIn = (context: Context.Context<never>, tenant: string): void => {
+  const cell = ofContext(context)
+  if (cell !== undefined) cell.tenant = tenantHash(tenant)
+}
 
 /**
  * `effect` as a span named `name` while the tracer is on (traces exported); with it off, `effect`

@@ -103,6 +103,9 @@ const keyInfo = (r: Record<string, unknown>, now: number): KeyInfo => {
   }
 }
 
+const unknownToken: Verdict = { _tag: "Unknown" }
+const expiredToken: Verdict = { _tag: "Expired" }
+
 const newToken = () => `gw_${randomBytes(24).toString("base64url")}`
 
 const make = Effect.gen(function*() {
@@ -140,44 +143,63 @@ const make = Effect.gen(function*() {
   const noteBudgetFree = (tenant: string, keyId: string, now: number, since: number): void =>
     unbudgeted.remember(budgetKey(tenant, keyId), true, now, since)
 
+  /** The verdict on a remembered principal (or a remembered unknown token) at `now`. */
+  const verdictOf = (principal: Option.Option<Principal>, now: number): Verdict => {
+    if (Option.isNone(principal)) return unknownToken
+    const expiresAt = principal.value.expiresAt
+    if (expiresAt !== undefined && expiresAt !== null && expiresAt <= now) return expiredToken
+    return { _tag: "Ok", principal: principal.value }
+  }
+
+  /**
+   * The verdict on a presented token when it needs no database read (a token of
+   * `GATEWAY_API_KEYS`, or one verified less than the window ago), else `undefined`. Synchronous:
+   * the request path asks it first and reads the database only when it answers `undefined`.
+   */
+  const known = (token: string, now: number): Verdict | undefined => {
+    if (token.length === 0 || token.length > 512) return unknownToken
+    const hex = sha256(token)
+    const fromEnv = bootstrap.get(hex)
+    if (fromEnv !== undefined) return { _tag: "Ok", principal: fromEnv }
+    const principal = tokens.get(hex, now)
+    return principal === undefined ? undefined : verdictOf(principal, now)
+  }
+
   /** Resolves a presented token: its principal, an expired token, or an unknown one. */
   const resolve = (token: string): Effect.Effect<Verdict> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const verdict = known(token, now)
+      return verdict !== undefined ? Effect.succeed(verdict) : lookUp(token, now)
+    })
+
+  /** Reads a token's key from the database, and remembers what it found for the window. */
+  const lookUp = (token: string, now: number): Effect.Effect<Verdict> =>
     Effect.gen(function*() {
-      if (token.length === 0 || token.length > 512) return { _tag: "Unknown" } as const
       const hex = sha256(token)
-      const fromEnv = bootstrap.get(hex)
-      if (fromEnv !== undefined) return { _tag: "Ok", principal: fromEnv } as const
-      const now = yield* Clock.currentTimeMillis
-      let principal = tokens.get(hex, now)
-      if (principal === undefined) {
-        // A revocation or rotation through this replica during the lookup is not undone by it.
-        const since = tokens.epoch()
-        const rows = yield* sql`SELECT id, tenant, hash, previous_hash, previous_expires_at, models, rpm, max_in_flight, expires_at
-          FROM api_keys WHERE (hash = ${hex} OR previous_hash = ${hex}) AND revoked_at IS NULL`.pipe(Effect.orDie)
-        principal = Option.none()
-        for (const row of rows) {
-          const current = row.hash === hex
-          const stored = (current ? row.hash : row.previous_hash) as string
-          if (!timingSafeEqual(Buffer.from(stored, "hex"), Buffer.from(hex, "hex"))) continue
-          const keyExpiry = numOrNull(row.expires_at)
-          const graceEnd = current ? null : numOrNull(row.previous_expires_at) ?? 0
-          const expiresAt = keyExpiry === null ? graceEnd : graceEnd === null ? keyExpiry : Math.min(keyExpiry, graceEnd)
-          principal = Option.some({
-            tenant: row.tenant as string,
-            keyId: row.id as string,
-            models: parseModels(row.models),
-            rpm: numOrNull(row.rpm),
-            maxInFlight: numOrNull(row.max_in_flight),
-            expiresAt
-          })
-          break
-        }
-        tokens.remember(hex, principal, now, since)
+      // A revocation or rotation through this replica during the lookup is not undone by it.
+      const since = tokens.epoch()
+      const rows = yield* sql`SELECT id, tenant, hash, previous_hash, previous_expires_at, models, rpm, max_in_flight, expires_at
+        FROM api_keys WHERE (hash = ${hex} OR previous_hash = ${hex}) AND revoked_at IS NULL`.pipe(Effect.orDie)
+      let principal: Option.Option<Principal> = Option.none()
+      for (const row of rows) {
+        const current = row.hash === hex
+        const stored = (current ? row.hash : row.previous_hash) as string
+        if (!timingSafeEqual(Buffer.from(stored, "hex"), Buffer.from(hex, "hex"))) continue
+        const keyExpiry = numOrNull(row.expires_at)
+        const graceEnd = current ? null : numOrNull(row.previous_expires_at) ?? 0
+        const expiresAt = keyExpiry === null ? graceEnd : graceEnd === null ? keyExpiry : Math.min(keyExpiry, graceEnd)
+        principal = Option.some({
+          tenant: row.tenant as string,
+          keyId: row.id as string,
+          models: parseModels(row.models),
+          rpm: numOrNull(row.rpm),
+          maxInFlight: numOrNull(row.max_in_flight),
+          expiresAt
+        })
+        break
       }
-      if (Option.isNone(principal)) return { _tag: "Unknown" } as const
-      const expiresAt = principal.value.expiresAt
-      if (expiresAt !== undefined && expiresAt !== null && expiresAt <= now) return { _tag: "Expired" } as const
-      return { _tag: "Ok", principal: principal.value } as const
+      tokens.remember(hex, principal, now, since)
+      return verdictOf(principal, now)
     })
 
   /** Resolves a presented token to its principal (expired and unknown tokens alike: none). */
@@ -305,6 +327,7 @@ const make = Effect.gen(function*() {
 
   return {
     resolve,
+    known,
     verify,
     create,
     find,

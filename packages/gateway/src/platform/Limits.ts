@@ -169,9 +169,11 @@ const seconds = (d: Duration.Duration) => Math.max(1, Math.ceil(Duration.toMilli
  * records the `RateLimit-*` headers for the answer. Keys without an `rpm` cost nothing.
  */
 export const admit = (principal: Principal) =>
+  principal.rpm === undefined || principal.rpm === null ? Effect.succeed(principal) : counted(principal, principal.rpm)
+
+/** `admit` for a key with an `rpm`. */
+const counted = (principal: Principal, rpm: number) =>
   Effect.gen(function*() {
-    const rpm = principal.rpm
-    if (rpm === undefined || rpm === null) return principal
     const counter = yield* RequestCounterRef
     if (counter.shared && (yield* Clock.currentTimeMillis) < counter.breaker.openUntil) {
       yield* Metric.increment(rateLimiterErrorsTotal)
