@@ -2,10 +2,10 @@
  * Reading requests: bearer authentication and JSON bodies with the limits of the route.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { ApiKeys, type Principal, type Verdict } from "../platform/ApiKeys.js"
+import { nowOf } from "../platform/FiberTime.js"
 import * as Limits from "../platform/Limits.js"
 import { type HttpError, httpError } from "./Errors.js"
 import { duplicateAuthorization } from "./Limits.js"
@@ -49,7 +49,7 @@ export const identify: Effect.Effect<Principal, HttpError, HttpServerRequest.Htt
     if (m === null) return Effect.fail(malformedHeader)
     const keys = Context.get(context, ApiKeys)
     const token = m[1]!
-    const verdict = keys.known(token, Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis())
+    const verdict = keys.known(token, nowOf(fiber))
     return verdict !== undefined ? admitted(context, verdict) : Effect.flatMap(keys.resolve(token), (v) => admitted(context, v))
   }
 )

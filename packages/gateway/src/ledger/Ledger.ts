@@ -146,22 +146,33 @@ export const checkBudget = (tenant: string, keyId: string | null, reserve: numbe
     return true
   })
 
+type BudgetKeys = Pick<ApiKeys["Type"], "budgetFree" | "budgetEpoch" | "noteBudgetFree">
+
 /**
- * `checkBudget` for a caller, skipped while its key and tenant are remembered without a budget
- * (`ApiKeys.budgetFree`, the window of a verified token); a lookup that finds none is remembered.
+ * The budget check of a caller at `now`, decided now: `undefined` while its key and tenant are
+ * remembered without a budget (`ApiKeys.budgetFree`, the window of a verified token), else
+ * `checkBudget`, whose finding no budget is remembered. For a request path that runs it at once.
  */
+export const budgetCheck = (
+  keys: BudgetKeys,
+  principal: Principal,
+  reserve: number,
+  now: number
+): Effect.Effect<void, SqlError | BudgetExceeded, SqlClient.SqlClient> | undefined => {
+  if (keys.budgetFree(principal.tenant, principal.keyId, now)) return undefined
+  const since = keys.budgetEpoch()
+  return Effect.flatMap(checkBudget(principal.tenant, principal.keyId, reserve, now), (found) =>
+    found ? Effect.void : Effect.sync(() => keys.noteBudgetFree(principal.tenant, principal.keyId, now, since)))
+}
+
+/** `budgetCheck` as an effect, decided when it runs (a guard handed to a transaction, say). */
 export const checkBudgetOf = (
-  keys: Pick<ApiKeys["Type"], "budgetFree" | "budgetEpoch" | "noteBudgetFree">,
+  keys: BudgetKeys,
   principal: Principal,
   reserve: number,
   now: number
 ): Effect.Effect<void, SqlError | BudgetExceeded, SqlClient.SqlClient> =>
-  Effect.suspend(() => {
-    if (keys.budgetFree(principal.tenant, principal.keyId, now)) return Effect.void
-    const since = keys.budgetEpoch()
-    return Effect.flatMap(checkBudget(principal.tenant, principal.keyId, reserve, now), (found) =>
-      found ? Effect.void : Effect.sync(() => keys.noteBudgetFree(principal.tenant, principal.keyId, now, since)))
-  })
+  Effect.suspend(() => budgetCheck(keys, principal, reserve, now) ?? Effect.void)
 
 /** The message of a refusal (no amounts of other scopes, nothing secret). */
 export const describe = (e: BudgetExceeded): string =>

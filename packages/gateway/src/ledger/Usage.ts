@@ -21,6 +21,7 @@ import { type HttpError, httpError } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
 import { authenticate, requestUrl } from "../http/Request.js"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
+import { nowOf } from "../platform/FiberTime.js"
 import * as WriteBatch from "../platform/WriteBatch.js"
 import * as Ledger from "./Ledger.js"
 
@@ -196,9 +197,9 @@ export const requireQuota = (principal: Principal) =>
   // the clock are read from the fiber; a budget found is checked against the ledger.
   Effect.withFiberRuntime<void, HttpError, ApiKeys | SqlClient.SqlClient>((fiber) => {
     const keys = Context.get(fiber.currentContext as Context.Context<ApiKeys>, ApiKeys)
-    const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-    if (keys.budgetFree(principal.tenant, principal.keyId, now)) return Effect.void
-    return Ledger.checkBudgetOf(keys, principal, 0, now).pipe(
+    const check = Ledger.budgetCheck(keys, principal, 0, nowOf(fiber))
+    if (check === undefined) return Effect.void
+    return check.pipe(
       Effect.catchTags({
         BudgetExceeded: (e) => httpError(429, Ledger.describe(e), { title: "Budget exceeded", openAiCode: "insufficient_quota" }),
         SqlError: (e) => Effect.zipRight(Effect.logError("budget check failed", e), httpError(503, "the gateway could not check the budget; try again"))

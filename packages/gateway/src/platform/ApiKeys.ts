@@ -156,9 +156,11 @@ const make = Effect.gen(function*() {
    * `GATEWAY_API_KEYS`, or one verified less than the window ago), else `undefined`. Synchronous:
    * the request path asks it first and reads the database only when it answers `undefined`.
    */
-  const known = (token: string, now: number): Verdict | undefined => {
-    if (token.length === 0 || token.length > 512) return unknownToken
-    const hex = sha256(token)
+  const known = (token: string, now: number): Verdict | undefined =>
+    token.length === 0 || token.length > 512 ? unknownToken : knownHash(sha256(token), now)
+
+  /** `known` for a token's hash. */
+  const knownHash = (hex: string, now: number): Verdict | undefined => {
     const fromEnv = bootstrap.get(hex)
     if (fromEnv !== undefined) return { _tag: "Ok", principal: fromEnv }
     const principal = tokens.get(hex, now)
@@ -168,14 +170,15 @@ const make = Effect.gen(function*() {
   /** Resolves a presented token: its principal, an expired token, or an unknown one. */
   const resolve = (token: string): Effect.Effect<Verdict> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const verdict = known(token, now)
-      return verdict !== undefined ? Effect.succeed(verdict) : lookUp(token, now)
+      if (token.length === 0 || token.length > 512) return Effect.succeed(unknownToken)
+      const hex = sha256(token)
+      const verdict = knownHash(hex, now)
+      return verdict !== undefined ? Effect.succeed(verdict) : lookUp(hex, now)
     })
 
-  /** Reads a token's key from the database, and remembers what it found for the window. */
-  const lookUp = (token: string, now: number): Effect.Effect<Verdict> =>
+  /** Reads the key of a token's hash from the database, and remembers what it found for the window. */
+  const lookUp = (hex: string, now: number): Effect.Effect<Verdict> =>
     Effect.gen(function*() {
-      const hex = sha256(token)
       // A revocation or rotation through this replica during the lookup is not undone by it.
       const since = tokens.epoch()
       const rows = yield* sql`SELECT id, tenant, hash, previous_hash, previous_expires_at, models, rpm, max_in_flight, expires_at
