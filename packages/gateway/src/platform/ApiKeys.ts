@@ -104,6 +104,8 @@ const keyInfo = (r: Record<string, unknown>, now: number): KeyInfo => {
 }
 
 const unknownToken: Verdict = { _tag: "Unknown" }
+/** A presented token no key can have (empty, or longer than any token this gateway makes by far): unknown unread. */
+const unusable = (token: string) => token.length === 0 || token.length > 512
 const expiredToken: Verdict = { _tag: "Expired" }
 
 const newToken = () => `gw_${randomBytes(24).toString("base64url")}`
@@ -157,7 +159,7 @@ const make = Effect.gen(function*() {
    * the request path asks it first and reads the database only when it answers `undefined`.
    */
   const known = (token: string, now: number): Verdict | undefined =>
-    token.length === 0 || token.length > 512 ? unknownToken : knownHash(sha256(token), now)
+    unusable(token) ? unknownToken : knownHash(sha256(token), now)
 
   /** `known` for a token's hash. */
   const knownHash = (hex: string, now: number): Verdict | undefined => {
@@ -170,7 +172,7 @@ const make = Effect.gen(function*() {
   /** Resolves a presented token: its principal, an expired token, or an unknown one. */
   const resolve = (token: string): Effect.Effect<Verdict> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      if (token.length === 0 || token.length > 512) return Effect.succeed(unknownToken)
+      if (unusable(token)) return Effect.succeed(unknownToken)
       const hex = sha256(token)
       const verdict = knownHash(hex, now)
       return verdict !== undefined ? Effect.succeed(verdict) : lookUp(hex, now)
