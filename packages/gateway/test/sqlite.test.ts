@@ -15,10 +15,12 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as GatewayDatabase from "../src/platform/Database.js"
 import * as Sqlite from "../src/platform/Sqlite.js"
 
 const modes = ["untraced", "traced"] as const
@@ -63,6 +65,12 @@ const holding = (sql: SqlClient.SqlClient, id: string, fails = false) =>
 
 /** Lets every other runnable fiber run until it blocks. */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
+/** Lets the event loop finish its turn (a group's commit is scheduled for the end of one). */
+const nextTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/** Whether the fiber runs inside a transaction (its context holds the transaction's connection). */
+const inTransaction = Effect.map(Effect.serviceOption(SqlClient.TransactionConnection), Option.isSome)
 
 describe.each(modes)("embedded SQLite client (%s)", (mode) => {
   it.effect("a statement outside a transaction waits for the open one, and is not rolled back with it", () =>
@@ -146,6 +154,68 @@ describe.each(modes)("embedded SQLite client (%s)", (mode) => {
       })
     ))
 
+  it.effect("a transaction interrupted while it waits for the connection writes nothing; the others still get it, in turn", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        const a = yield* holding(sql, "a")
+        yield* Deferred.await(a.inserted)
+        const b = yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('b', 1)`).pipe(Effect.fork)
+        const c = yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('c', 1)`).pipe(Effect.fork)
+        yield* settle
+        assert.isTrue((yield* Fiber.poll(c))._tag === "None", "c ran while a held the connection")
+        // (Untraced, b stops waiting at once; traced, the library waits for the connection
+        // uninterruptibly, and b's work is interrupted as it starts: either way it writes nothing.)
+        yield* Fiber.interruptFork(b)
+        yield* Deferred.succeed(a.go, undefined)
+        yield* Fiber.join(a.fiber)
+        yield* Fiber.join(c)
+        assert.isTrue(Exit.isInterrupted(yield* Fiber.await(b)))
+        assert.deepStrictEqual(committedIds(file), ["a", "c"])
+        // Nothing is left holding the connection.
+        yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('d', 1)`)
+        yield* sql`INSERT INTO t (id, n) VALUES ('e', 1)`
+        assert.deepStrictEqual(committedIds(file), ["a", "c", "d", "e"])
+      })
+    ))
+
+  it.effect("the transaction's connection is in the fiber's context inside it only: after a commit, a failure, an interruption", () =>
+    withDb(mode, (sql) =>
+      Effect.gen(function*() {
+        assert.isFalse(yield* inTransaction)
+        assert.isTrue(yield* sql.withTransaction(inTransaction))
+        assert.isFalse(yield* inTransaction)
+        const failed = yield* Effect.exit(sql.withTransaction(Effect.zipRight(sql`INSERT INTO t (id, n) VALUES ('a', 1)`, Effect.fail("no" as const))))
+        assert.isTrue(Exit.isFailure(failed))
+        assert.isFalse(yield* inTransaction)
+        const interrupted = yield* Effect.exit(sql.withTransaction(Effect.zipRight(sql`INSERT INTO t (id, n) VALUES ('b', 1)`, Effect.interrupt)))
+        assert.isTrue(Exit.isInterrupted(interrupted))
+        assert.isFalse(yield* inTransaction)
+        // Both were rolled back, and what follows runs outside any transaction.
+        yield* sql`INSERT INTO t (id, n) VALUES ('c', 1)`
+        assert.deepStrictEqual(yield* ids(sql), ["c"])
+      })
+    ))
+
+  it.effect("a commit that falls due while another transaction holds the connection is made as that one ends", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        // a ends its work and waits for its group's commit, due at the end of this event-loop turn.
+        const a = yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('a', 1)`).pipe(Effect.fork)
+        yield* settle
+        // b joins the open group and holds the connection past that turn.
+        const b = yield* holding(sql, "b")
+        yield* Deferred.await(b.inserted)
+        yield* nextTurn
+        yield* nextTurn
+        assert.isTrue((yield* Fiber.poll(a))._tag === "None", "a returned before its commit")
+        assert.deepStrictEqual(committedIds(file), [], "the group was committed while b was still running")
+        yield* Deferred.succeed(b.go, undefined)
+        yield* Fiber.join(b.fiber)
+        yield* Fiber.join(a)
+        assert.deepStrictEqual(committedIds(file), ["a", "b"])
+      })
+    ))
+
   it.effect("a commit that fails fails every transaction in it, and the connection stays usable", () =>
     withDb(mode, (sql, file) =>
       Effect.gen(function*() {
@@ -191,4 +261,20 @@ describe("embedded SQLite client, spans", () => {
       const traced = yield* run(true)
       assert.includeMembers(traced, ["sql.transaction", "sql.execute"])
     }))
+})
+
+describe("the gateway's SQLite database", () => {
+  it.effect("WAL, synchronous NORMAL, and a statement's temporary journal kept in memory", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const one = (rows: ReadonlyArray<Record<string, unknown>>) => Object.values(rows[0] ?? {})[0]
+      assert.strictEqual(one(yield* sql`PRAGMA journal_mode`), "wal")
+      // 1 = NORMAL; 2 = MEMORY (a multi-row write inside a savepoint would otherwise spill its
+      // undo journal into a temporary file past 64 KiB, one file per batch of kept answers).
+      assert.strictEqual(one(yield* sql`PRAGMA synchronous`), 1)
+      assert.strictEqual(one(yield* sql`PRAGMA temp_store`), 2)
+    }).pipe(
+      Effect.provide(GatewayDatabase.sqlite(path.join(fs.mkdtempSync(path.join(os.tmpdir(), "genway-sqlite-")), "genway.db"))),
+      Effect.withTracerEnabled(false)
+    ))
 })
