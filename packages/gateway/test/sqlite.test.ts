@@ -3,7 +3,11 @@
  * inside another fiber's open transaction (they wait for it), savepoints and rollbacks behave as
  * `@effect/sql` defines them, a failing statement is an `SqlError` with nothing half-applied, and
  * transactions that meet commit together: each returns only once the shared commit is durable, a
- * member that fails rolls back alone, and a commit that fails fails every member.
+ * member that fails rolls back alone, and a commit that fails fails every member; a transaction
+ * interrupted while it waits for the connection writes nothing, the transaction's connection is in
+ * the fiber's context inside it only, and a commit that falls due while another transaction holds
+ * the connection is made as that one ends. The gateway's own database runs WAL, `synchronous =
+ * NORMAL` and its temporary store in memory.
  * Ordering is driven by Deferreds, not timers. Every case runs twice: untraced (the gateway without
  * an OTLP exporter: the client's lean statement and transaction path) and traced (the library's
  * path, with its spans, which telemetry keeps).

@@ -1,8 +1,7 @@
 /**
- * The embedded SQLite client: `@effect/sql`'s `SqlClient` (statements, compiler and nested
- * transactions' savepoints are the library's; so are transactions with a tracer on) over one
- * `better-sqlite3` connection, with a leaner connection than `@effect/sql-sqlite-node`'s and a
- * leaner transaction without a tracer (see `withTransaction` below).
+ * The embedded SQLite client: `@effect/sql`'s `SqlClient` (statements, compiler, transactions and
+ * savepoints are the library's) over one `better-sqlite3` connection, with a leaner connection
+ * than `@effect/sql-sqlite-node`'s.
  *
  * Why not that package's client: it takes a semaphore permit and an Effect `Cache` lookup of the
  * prepared statement for every statement, which measured about 60 µs per trivial `SELECT`
@@ -53,6 +52,24 @@ const settle = (g: Group, outcome: Outcome) => {
   for (const resume of g.waiting) resume(outcome)
   g.waiting.length = 0
 }
+
+/**
+ * Waits for the group's outcome. A plain callback rather than a `Deferred`: a member waits where
+ * it cannot be interrupted (its commit runs in the transaction's uninterruptible end), and a
+ * `Deferred` costs each member its creation, an interruptible wait (a finalizer and two runtime
+ * flag changes) and its completion as an effect — about 15 Effect steps per transaction.
+ */
+const outcomeOf = (g: Group): Effect.Effect<ReadonlyArray<never>, SqlError> =>
+  g.outcome ?? Effect.async<ReadonlyArray<never>, SqlError>((resume) => {
+    if (g.outcome !== undefined) resume(g.outcome)
+    else g.waiting.push(resume)
+  })
+
+/** Resumes after the current event-loop turn: the requests read in this turn reach the group. */
+const nextTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
 
 const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
@@ -111,55 +128,14 @@ export const make = (filename: string) =>
     // each member's commit returns only after that: nothing is answered before it is durable.
     // One commit writes each page it changed once, whatever the number of members: on SQLite
     // in WAL a commit costs about one write per page changed, most of a small transaction's cost.
+    const lock = yield* Effect.makeSemaphore(1)
     let group: Group | undefined
-
-    // The connection's lock: held by the member running (from its `BEGIN` to its `RELEASE`), or
-    // by a statement outside a transaction that had to wait for one (it commits the open group
-    // first). A commit that falls due while the lock is held is made as it is released. A free lock is taken in the step that asks for it. Released, it wakes every waiter and each
-    // tries again in its own step, as Effect's `Semaphore` does: a waiter interrupted once woken
-    // takes nothing and leaves the others awake. (Effect's `Semaphore` costs about 20 Effect steps
-    // for a free permit taken and given back, and a transaction's `BEGIN` and commit as effects of
-    // their own about 60 more: measured 98 steps for a transaction of one `INSERT` against 5 for
-    // the `INSERT` alone.) Waiters are rare: a transaction holds the lock only while its effect
-    // runs, and the gateway's transactions run their statements without waiting on anything else.
-    let locked = false
-    const waiting = new Set<() => void>()
-    /** A group whose commit is due but found the lock held: committed as the lock is released. */
-    let flushDue = false
-    const unlock = () => {
-      locked = false
-      if (flushDue) {
-        flushDue = false
-        flushNow()
-      }
-      if (waiting.size > 0) for (const wake of Array.from(waiting)) wake()
-    }
-    /** Takes the lock, once free (interruptible while it waits; the caller makes the rest safe). */
-    const take: Effect.Effect<void> = Effect.suspend(() => {
-      if (!locked) {
-        locked = true
-        return Effect.void
-      }
-      return Effect.async<void>((resume) => {
-        const wake = () => {
-          waiting.delete(wake)
-          resume(take)
-        }
-        waiting.add(wake)
-        return Effect.sync(() => {
-          waiting.delete(wake)
-        })
-      })
-    })
-    const released = Effect.sync(unlock)
-    /** Runs `e` holding the lock. */
-    const withLock = <A, E>(e: Effect.Effect<A, E>) =>
-      Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), Effect.ensuring(e, released)))
+    let memberActive = false
 
     /** Commits the open group; the caller holds the connection and no member is active. */
-    const flushNow = () => {
+    const flush = Effect.suspend(() => {
       const g = group
-      if (g === undefined) return
+      if (g === undefined) return Effect.void
       group = undefined
       let exit: Outcome = committed
       try {
@@ -175,122 +151,83 @@ export const make = (filename: string) =>
         }
       }
       settle(g, exit)
-    }
-    const flush = Effect.sync(flushNow)
-    /** Commits `g` if it is still the open group: now if the connection is free, else as it is released. */
-    const flushGroup = (g: Group) => {
-      if (group !== g) return
-      if (locked) flushDue = true
-      else flushNow()
-    }
-    /**
-     * Calls `done` with `g`'s outcome once its commit is durable (or failed). The first member to
-     * wait schedules the commit for the end of the event-loop turn, so that the transactions begun
-     * in this turn join it; a full group commits at once. A plain callback rather than a
-     * `Deferred` or a chain of effects: a member waits where it cannot be interrupted (the end of
-     * its transaction is), and each effect on the way would be a step of every transaction.
-     */
-    const awaitGroup = (g: Group, done: (outcome: Outcome) => void) => {
-      if (g.outcome !== undefined) return done(g.outcome)
-      g.waiting.push(done)
-      if (g.members >= groupLimit) {
-        flushGroup(g)
-      } else if (!g.flushing) {
-        g.flushing = true
-        setImmediate(() => flushGroup(g))
-      }
-    }
+      return Effect.void
+    })
+    const flushIf = (g: Group) => Effect.suspend(() => (group === g ? flush : Effect.void))
     /** Fails the open group whose SQLite transaction is gone (SQLite rolled it back on an error). */
-    const brokenGroup = (cause: unknown) => {
-      const g = group
-      if (g === undefined || db.inTransaction) return
-      group = undefined
-      settle(g, Exit.fail(failure(cause)))
-    }
-
-    /** A new member of the open group (opening it if none is): its savepoint. The caller holds the lock. */
-    const beginMember = (): Group => {
-      if (group === undefined) {
-        exec("BEGIN")
-        group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
-      }
-      exec("SAVEPOINT genway_member")
-      group.members++
-      return group
-    }
-    /** Ends a member that succeeded: its savepoint released, the lock given up. Returns the error if the release failed. */
-    const releaseMember = (): SqlError | undefined => {
-      try {
-        exec("RELEASE genway_member")
-      } catch (cause) {
-        brokenGroup(cause)
-        unlock()
-        return failure(cause)
-      }
-      unlock()
-      return undefined
-    }
-    /** Ends a member that failed: its savepoint rolled back, the lock given up. */
-    const rollbackMember = (g: Group) => {
-      let error: unknown
-      try {
-        exec("ROLLBACK TO genway_member")
-        exec("RELEASE genway_member")
-      } catch (cause) {
-        error = cause
-      }
-      if (error !== undefined && !db.inTransaction) {
-        brokenGroup(error)
-        return unlock()
-      }
-      g.members--
-      // No member of the group committed: nothing is left to write, the group ends here.
-      if (g.members === 0 && !g.flushing && group === g) {
+    const brokenGroup = (cause: unknown) =>
+      Effect.suspend(() => {
+        const g = group
+        if (g === undefined || db.inTransaction) return Effect.void
         group = undefined
-        try {
-          exec("ROLLBACK")
-        } catch {
-          // Nothing was written: a failed rollback leaves nothing behind either.
-        }
-        settle(g, committed)
-      }
-      unlock()
-    }
+        settle(g, Exit.fail(failure(cause)))
+        return Effect.void
+      })
 
-    /** A member as the library's transactions use it (with a tracer on): `BEGIN`, `COMMIT`, `ROLLBACK` as statements. */
     const member = () => {
-      let g: Group | undefined
-      let holds = true
-      let open = false
+      const self = { holds: true, open: false, group: undefined as Group | undefined }
+      const leave = Effect.suspend(() => {
+        if (!self.holds) return Effect.void
+        self.holds = false
+        memberActive = false
+        return lock.release(1)
+      })
       const begin = Effect.try({
         try: () => {
-          g = beginMember()
-          open = true
+          if (group === undefined) {
+            exec("BEGIN")
+            group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
+          }
+          exec("SAVEPOINT genway_member")
+          group.members++
+          self.group = group
+          self.open = true
           return []
         },
-        catch: (cause) => {
-          holds = false
-          unlock()
-          return failure(cause)
-        }
+        catch: failure
       })
       const commit = Effect.suspend(() => {
-        open = false
-        holds = false
-        const error = releaseMember()
-        if (error !== undefined) return Effect.fail(error)
-        return Effect.async<ReadonlyArray<never>, SqlError>((resume) => awaitGroup(g!, resume))
-      })
-      const rollback = Effect.sync(() => {
-        if (!holds) return []
-        holds = false
-        if (open && g !== undefined) {
-          open = false
-          rollbackMember(g)
-        } else {
-          unlock()
+        const g = self.group!
+        self.open = false
+        try {
+          exec("RELEASE genway_member")
+        } catch (cause) {
+          return Effect.zipRight(Effect.zipRight(brokenGroup(cause), leave), Effect.fail(failure(cause)))
         }
-        return []
+        if (g.members >= groupLimit) return Effect.zipRight(Effect.zipRight(flushIf(g), leave), Effect.suspend(() => outcomeOf(g)))
+        if (g.flushing) return Effect.zipRight(leave, outcomeOf(g))
+        g.flushing = true
+        return leave.pipe(
+          Effect.zipRight(nextTurn),
+          Effect.zipRight(Effect.suspend(() => (group !== g ? Effect.void : memberActive ? lock.withPermits(1)(flushIf(g)) : flush))),
+          Effect.zipRight(Effect.suspend(() => outcomeOf(g)))
+        )
+      })
+      const rollback = Effect.suspend(() => {
+        const g = self.group
+        if (!self.open || g === undefined) return Effect.as(leave, [])
+        self.open = false
+        let error: unknown
+        try {
+          exec("ROLLBACK TO genway_member")
+          exec("RELEASE genway_member")
+        } catch (cause) {
+          error = cause
+        }
+        if (error !== undefined && !db.inTransaction) return Effect.as(Effect.zipRight(brokenGroup(error), leave), [])
+        g.members--
+        // No member of the group committed: nothing is left to write, the group ends here.
+        if (g.members === 0 && !g.flushing && group === g) {
+          group = undefined
+          try {
+            exec("ROLLBACK")
+          } catch {
+            // Nothing was written: a failed rollback leaves nothing behind either.
+          }
+          settle(g, committed)
+          return Effect.as(leave, [])
+        }
+        return Effect.as(leave, [])
       })
       const own: Connection = {
         ...direct,
@@ -309,19 +246,25 @@ export const make = (filename: string) =>
       executeStream: () => Effect.dieMessage("executeStream is not supported by the embedded SQLite client") as never
     })
     // Outside a transaction: once the open group is committed (a statement outside a transaction
-    // never sees, nor joins, writes not yet durable), at once if the connection is free, else
-    // after whoever holds it. Between members the connection is free: committing needs no lock.
+    // never sees, nor joins, writes not yet durable), at once if no transaction is running, else
+    // after it. Between members the connection is free: committing the group needs no lock.
     const outside = connection((e) =>
-      Effect.suspend(() => (locked ? withLock(Effect.zipRight(flush, e)) : group === undefined ? e : (flushNow(), e)))
+      Effect.suspend(() => (memberActive ? lock.withPermits(1)(Effect.zipRight(flush, e)) : group === undefined ? e : Effect.zipRight(flush, e)))
     )
     // Inside a member: the member holds the connection.
     const direct = connection((e) => e)
 
+    /** A new member of the group, once the caller holds the connection's lock. */
+    const enter = () => {
+      memberActive = true
+      return member()
+    }
+
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(
-        restore(take),
+        restore(lock.take(1)),
         Effect.flatMap(Effect.scope, (scope) => {
-          const m = member()
+          const m = enter()
           return Effect.as(Scope.addFinalizer(scope, m.release), m.connection)
         })
       )
@@ -349,59 +292,33 @@ export const make = (filename: string) =>
         const [text, params] = statement.compile()
         return (transaction._tag === "Some" ? transaction.value[0] : outside).execute(text, params, statement.transformRows)
       }))
-    // A transaction without a tracer: the lock taken in the step that asks for it when free, the
-    // member's `BEGIN`, `RELEASE` and `ROLLBACK TO` run as plain code around `effect`, and the
-    // transaction's connection set in the fiber's context for `effect` alone (what
-    // `Effect.locally` does, restored on every way out of it: the region is uninterruptible but
-    // for `effect` and the wait for the lock). About 15 Effect steps besides `effect`'s own.
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-      Effect.withFiberRuntime<A, E | SqlError, R>((runtimeFiber) => {
-        const fiber = runtimeFiber as typeof runtimeFiber & Settable
+      Effect.withFiberRuntime((fiber) => {
         const context = fiber.currentContext
         // Nested transactions (savepoints) stay the library's.
         if (traced(fiber) || Context.getOption(context, Client.TransactionConnection)._tag === "Some") return library(effect)
-        return Effect.uninterruptibleMask((restore) => {
-          const run = (): Effect.Effect<A, E | SqlError, R> => {
-            let g: Group
-            try {
-              g = beginMember()
-            } catch (cause) {
-              unlock()
-              return Effect.fail(failure(cause))
-            }
-            fiber.setFiberRef(FiberRef.currentContext, Context.add(context, Client.TransactionConnection, [direct, 0]))
-            return Effect.matchCauseEffect(restore(effect), {
-              onFailure: (cause) => {
-                fiber.setFiberRef(FiberRef.currentContext, context)
-                rollbackMember(g)
-                return Effect.failCause(cause)
-              },
-              onSuccess: (a) => {
-                fiber.setFiberRef(FiberRef.currentContext, context)
-                // A failed commit is a defect of the transaction, as in the library's path.
-                const error = releaseMember()
-                if (error !== undefined) return Effect.die(error)
-                return Effect.async<A>((resume) => awaitGroup(g, (outcome) => resume(Exit.isSuccess(outcome) ? Effect.succeed(a) : Effect.as(Effect.orDie(outcome), a))))
-              }
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.zipRight(
+            restore(lock.take(1)),
+            Effect.suspend(() => {
+              const m = enter()
+              const conn = m.connection
+              return conn.executeUnprepared("BEGIN", [], undefined).pipe(
+                Effect.zipRight(Effect.locally(restore(effect), FiberRef.currentContext, Context.add(context, Client.TransactionConnection, [conn, 0]))),
+                Effect.exit,
+                Effect.flatMap((exit) =>
+                  Effect.zipRight(
+                    Effect.ensuring(Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK", [], undefined)), m.release),
+                    exit
+                  )
+                )
+              )
             })
-          }
-          if (!locked) {
-            locked = true
-            return run()
-          }
-          return Effect.flatMap(restore(take), run)
-        })
+          )
+        )
       })
     return Object.assign(client, { withTransaction }) as Client.SqlClient
   })
-
-/**
- * The fiber's own setter of a fiber-local value (what `FiberRef.set` runs, as one step of its own),
- * which the runtime's fibers have and the `RuntimeFiber` interface does not show.
- */
-interface Settable {
-  setFiberRef<A>(self: FiberRef.FiberRef<A>, value: A): void
-}
 
 /** How a statement of an embedded client runs, by the client's statement acquirer. */
 const runs = new WeakMap<object, (statement: Executable, viaLibrary: () => Effect.Effect<any, SqlError>) => Effect.Effect<any, SqlError>>()
