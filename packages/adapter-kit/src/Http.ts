@@ -305,7 +305,7 @@ export const mediaFailure = (vendor: string) => (answer: Answer): Effect.Effect<
 
 /**
  * Fetches result media and streams the body, following up to five redirects itself (a client
- * that follows them would carry the key along). Inline bytes are passed through.
+ * that follows them would carry the key along). Inline bytes are passed through, whole as `bytes` too.
  */
 export const download = (
   client: HttpClient.HttpClient,
@@ -313,7 +313,7 @@ export const download = (
   options: DownloadOptions
 ): Effect.Effect<VendorAdapter.MediaDownload, VendorAdapter.AdapterError> => {
   if (source._tag === "Bytes") {
-    return Effect.succeed<VendorAdapter.MediaDownload>({ contentType: source.contentType, body: Stream.succeed(source.bytes) })
+    return Effect.succeed<VendorAdapter.MediaDownload>({ contentType: source.contentType, body: Stream.succeed(source.bytes), bytes: source.bytes })
   }
   const { key, vendor } = options
   const rejected = options.rejected ?? Outcome.rejected

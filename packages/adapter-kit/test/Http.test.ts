@@ -329,6 +329,10 @@ describe("Http.download", () => {
       assert.strictEqual(untyped.contentType, "application/octet-stream")
       const inline = yield* Http.download(client, { _tag: "Bytes", bytes: new Uint8Array([1, 2]), contentType: "image/png" }, options)
       assert.strictEqual(inline.contentType, "image/png")
+      // Whole as `bytes` (stored in one write) and as the stream, alike.
+      assert.deepStrictEqual([...(inline.bytes ?? [])], [1, 2])
+      assert.deepStrictEqual([...Chunk.toReadonlyArray(yield* Stream.runCollect(inline.body))].map((c) => [...c]), [[1, 2]])
+      assert.strictEqual(typed.bytes, undefined)
       assert.lengthOf(yield* s.recorder.requests, 2)
     })))
 })

@@ -82,6 +82,11 @@ export type AdapterError = Retryable | Rejected | OutcomeUnknown
 export interface MediaDownload {
   readonly contentType: string
   readonly body: Stream.Stream<Uint8Array, AdapterError>
+  /**
+   * The same bytes as `body`, whole, when the adapter holds them in memory already (a result the
+   * vendor sent inline): the gateway then stores them in one write instead of streaming `body`.
+   */
+  readonly bytes?: Uint8Array
 }
 
 /** What a vendor said to a cancel: stopped, or past the point where it can be stopped. */

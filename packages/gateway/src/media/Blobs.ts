@@ -31,10 +31,11 @@ export interface Blobs {
   /** Where, for the startup log (no credentials). */
   readonly location: string
   /**
-   * Streams `body` into `name`. Readers see the old object or the whole new one, never a part:
-   * a cut write leaves nothing behind. Returns the bytes written.
+   * Streams `body` into `name`, or writes it at once when it is the whole object in memory (a
+   * result sent inline, a spooled input). Readers see the old object or the whole new one, never a
+   * part: a cut write leaves nothing behind. Returns the bytes written.
    */
-  readonly put: <E>(name: string, body: Stream.Stream<Uint8Array, E>) => Effect.Effect<number, E | MediaError>
+  readonly put: <E>(name: string, body: Stream.Stream<Uint8Array, E> | Uint8Array) => Effect.Effect<number, E | MediaError>
   /** The object's bytes (a range of them), read as the stream is pulled. */
   readonly get: (name: string, range?: ByteRange) => Stream.Stream<Uint8Array, MediaError>
   /** Deletes one object (missing is fine). */
@@ -54,11 +55,39 @@ export const local = (root: string): Effect.Effect<Blobs> =>
     yield* Effect.promise(() => Files.privateDirAsync(path.join(root, "inputs")))
     const fileOf = (name: string) => path.join(root, ...name.split("/"))
 
-    const put = <E>(name: string, body: Stream.Stream<Uint8Array, E>) =>
-      Effect.gen(function*() {
+    /**
+     * Bytes in memory: the folder, the file written whole under a temporary name, then renamed
+     * into place — one callback each, no stream (a sandboxed task's result: 5 file calls and a
+     * few steps rather than a write stream and an Effect `Stream`). Interrupted, the write runs to
+     * its end and its file is removed; it is never renamed into place.
+     */
+    const putBytes = (name: string, body: Uint8Array) =>
+      Effect.async<number, MediaError>((resume) => {
         const file = fileOf(name)
         const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
-        yield* Effect.promise(() => Files.privateDirAsync(path.dirname(file)))
+        let cut = false
+        const failed = (err: Error) => {
+          fs.rm(tmp, { force: true }, () => resume(Effect.fail(new MediaError(err.message))))
+        }
+        fs.mkdir(path.dirname(file), { recursive: true, mode: Files.dirMode }, (err) => {
+          if (err) return resume(Effect.fail(new MediaError(err.message)))
+          if (cut) return
+          fs.writeFile(tmp, body, { mode: Files.fileMode }, (err) => {
+            if (err) return failed(err)
+            if (cut) return fs.rm(tmp, { force: true }, () => {})
+            fs.rename(tmp, file, (err) => (err ? failed(err) : resume(Effect.succeed(body.length))))
+          })
+        })
+        return Effect.sync(() => {
+          cut = true
+        })
+      })
+
+    const put = <E>(name: string, body: Stream.Stream<Uint8Array, E> | Uint8Array) =>
+      body instanceof Uint8Array ? putBytes(name, body) : Effect.gen(function*() {
+        const file = fileOf(name)
+        const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
+        yield* Effect.tryPromise({ try: () => Files.privateDirAsync(path.dirname(file)), catch: (e) => new MediaError(String(e)) })
         const bytes = yield* Effect.acquireUseRelease(
           Effect.sync(() => {
             const out = fs.createWriteStream(tmp, { mode: Files.fileMode })

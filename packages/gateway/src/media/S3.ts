@@ -63,8 +63,9 @@ export const make = (settings: Extract<MediaStoreSettings, { _tag: "s3" }>) =>
     const send = <A>(what: string, f: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: f, catch: (e) => describe(what, e) })
 
-    const put = <E>(name: string, body: Stream.Stream<Uint8Array, E>) =>
+    const put = <E>(name: string, source: Stream.Stream<Uint8Array, E> | Uint8Array) =>
       Effect.gen(function*() {
+        const body = source instanceof Uint8Array ? Stream.succeed(source) : source
         // The body's own failure (a vendor download cut) is reported as itself, not as an S3 error.
         let failure: Option.Option<E> = Option.none()
         let bytes = 0

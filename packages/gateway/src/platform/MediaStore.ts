@@ -74,13 +74,14 @@ const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
 
   /**
    * Writes one result object (readers see the old or the whole new one) and records it. Writing
-   * the same key again replaces it, so a retried mirror after a crash is harmless.
+   * the same key again replaces it, so a retried mirror after a crash is harmless. `body` is a
+   * stream, or the whole object when it is in memory already (see `Blobs.put`).
    */
   const put = <E>(
     taskId: string,
     index: number,
     contentType: string,
-    body: Stream.Stream<Uint8Array, E>,
+    body: Stream.Stream<Uint8Array, E> | Uint8Array,
     expiresAt: number | null
   ) =>
     Effect.gen(function*() {
@@ -134,7 +135,7 @@ const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
 
   /** Spools a large request value to the store and returns its reference. */
   const spool = (taskId: string, index: number, value: string) =>
-    Effect.as(blobs.put(`inputs/${taskId}/${index}.txt`, Stream.make(new Uint8Array(Buffer.from(value, "utf8")))), `${taskId}/${index}`)
+    Effect.as(blobs.put(`inputs/${taskId}/${index}.txt`, new Uint8Array(Buffer.from(value, "utf8"))), `${taskId}/${index}`)
 
   /** Reads a spooled value back. */
   const unspool = (ref: string) =>

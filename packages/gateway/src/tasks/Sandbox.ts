@@ -92,7 +92,7 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
     cancel: () => Effect.succeed({ canceled: true }),
     download: (source) =>
       source._tag === "Bytes"
-        ? Effect.succeed({ contentType: source.contentType, body: Stream.succeed(source.bytes) })
+        ? Effect.succeed({ contentType: source.contentType, body: Stream.succeed(source.bytes), bytes: source.bytes })
         : Effect.fail(new VendorAdapter.Rejected({
           error: new TaskInfo.TaskError({ code: 3001, title: Errors.titles[3001], detail: "sandbox media is inline" })
         }))

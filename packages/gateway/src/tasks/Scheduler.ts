@@ -189,7 +189,7 @@ const make = Effect.gen(function*() {
       if (source._tag === "Url" && !entry.mirror) return Effect.succeed<ResultItem>({ url: source.url })
       const expiresAt = entry.retention === null ? null : now + millis(entry.retention)
       return adapter.download(source).pipe(
-        Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.body as Stream.Stream<Uint8Array, unknown>, expiresAt)),
+        Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.bytes ?? (d.body as Stream.Stream<Uint8Array, unknown>), expiresAt)),
         Effect.map((key): ResultItem => ({ media: key }))
       )
     }).pipe((e) => spanned(e, "task.mirror", { captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
