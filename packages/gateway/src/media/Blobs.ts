@@ -54,17 +54,19 @@ export const local = (root: string): Effect.Effect<Blobs> =>
     yield* Effect.promise(() => Files.privateDirAsync(path.join(root, "media")))
     yield* Effect.promise(() => Files.privateDirAsync(path.join(root, "inputs")))
     const fileOf = (name: string) => path.join(root, ...name.split("/"))
+    /** Where an object is written before it is renamed into place. */
+    const temporaryOf = (file: string) => `${file}.${randomBytes(4).toString("hex")}.tmp`
 
     /**
      * Bytes in memory: the folder, the file written whole under a temporary name, then renamed
      * into place — one callback each, no stream (a sandboxed task's result: 5 file calls and a
-     * few steps rather than a write stream and an Effect `Stream`). Interrupted, the write runs to
-     * its end and its file is removed; it is never renamed into place.
+     * few steps rather than a write stream and an Effect `Stream`). Interrupted before its rename,
+     * the write runs to its end and its temporary file is removed; it is not renamed into place.
      */
     const putBytes = (name: string, body: Uint8Array) =>
       Effect.async<number, MediaError>((resume) => {
         const file = fileOf(name)
-        const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
+        const tmp = temporaryOf(file)
         let cut = false
         const failed = (err: Error) => {
           fs.rm(tmp, { force: true }, () => resume(Effect.fail(new MediaError(err.message))))
@@ -86,7 +88,7 @@ export const local = (root: string): Effect.Effect<Blobs> =>
     const put = <E>(name: string, body: Stream.Stream<Uint8Array, E> | Uint8Array) =>
       body instanceof Uint8Array ? putBytes(name, body) : Effect.gen(function*() {
         const file = fileOf(name)
-        const tmp = `${file}.${randomBytes(4).toString("hex")}.tmp`
+        const tmp = temporaryOf(file)
         yield* Effect.tryPromise({ try: () => Files.privateDirAsync(path.dirname(file)), catch: (e) => new MediaError(String(e)) })
         const bytes = yield* Effect.acquireUseRelease(
           Effect.sync(() => {
