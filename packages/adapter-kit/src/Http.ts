@@ -313,7 +313,7 @@ export const download = (
   options: DownloadOptions
 ): Effect.Effect<VendorAdapter.MediaDownload, VendorAdapter.AdapterError> => {
   if (source._tag === "Bytes") {
-    return Effect.succeed<VendorAdapter.MediaDownload>({ contentType: source.contentType, body: Stream.succeed(source.bytes), bytes: source.bytes })
+    return Effect.succeed(VendorAdapter.inlineDownload(source))
   }
   const { key, vendor } = options
   const rejected = options.rejected ?? Outcome.rejected

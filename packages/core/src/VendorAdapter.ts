@@ -6,7 +6,7 @@
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import type { ModelEntry, VendorId } from "./ModelEntry.js"
 import type { TaskError } from "./TaskInfo.js"
 
@@ -88,6 +88,13 @@ export interface MediaDownload {
    */
   readonly bytes?: Uint8Array
 }
+
+/** The download of a result the vendor sent inline: its bytes, whole and as a one-chunk stream. */
+export const inlineDownload = (source: Extract<MediaSource, { readonly _tag: "Bytes" }>): MediaDownload => ({
+  contentType: source.contentType,
+  body: Stream.succeed(source.bytes),
+  bytes: source.bytes
+})
 
 /** What a vendor said to a cancel: stopped, or past the point where it can be stopped. */
 export interface CancelOutcome {

@@ -135,7 +135,7 @@ const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
 
   /** Spools a large request value to the store and returns its reference. */
   const spool = (taskId: string, index: number, value: string) =>
-    Effect.as(blobs.put(`inputs/${taskId}/${index}.txt`, new Uint8Array(Buffer.from(value, "utf8"))), `${taskId}/${index}`)
+    Effect.as(blobs.put(`inputs/${taskId}/${index}.txt`, Buffer.from(value, "utf8")), `${taskId}/${index}`)
 
   /** Reads a spooled value back. */
   const unspool = (ref: string) =>

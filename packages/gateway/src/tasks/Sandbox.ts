@@ -9,7 +9,6 @@ import { Errors, SampleMedia, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 
 /** The request header that selects a sandbox outcome. */
 export const outcomeHeader = "x-sandbox-outcome"
@@ -92,7 +91,7 @@ export const make = (vendor: string, delayMs: number): VendorAdapter.VendorAdapt
     cancel: () => Effect.succeed({ canceled: true }),
     download: (source) =>
       source._tag === "Bytes"
-        ? Effect.succeed({ contentType: source.contentType, body: Stream.succeed(source.bytes), bytes: source.bytes })
+        ? Effect.succeed(VendorAdapter.inlineDownload(source))
         : Effect.fail(new VendorAdapter.Rejected({
           error: new TaskInfo.TaskError({ code: 3001, title: Errors.titles[3001], detail: "sandbox media is inline" })
         }))
