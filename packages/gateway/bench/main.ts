@@ -71,6 +71,35 @@ export const spawnGenway = async (options: GenwayOptions): Promise<ChildProcess>
     }
   })
 
+/**
+ * Starts a bench script as its own process (`nodeArgs` first: `--import tsx/esm` for a TypeScript
+ * one); it prints a JSON object with its `port` on its first line, with which this resolves.
+ * `onChild` sees the process at once, so a caller can stop it even if it never answers.
+ */
+export const startScript = <A extends { readonly port: number } = { readonly port: number }>(
+  script: string,
+  env: Record<string, string>,
+  options: { readonly args?: ReadonlyArray<string>; readonly nodeArgs?: ReadonlyArray<string>; readonly onChild?: (child: ChildProcess) => void } = {}
+) =>
+  new Promise<A & { readonly child: ChildProcess }>((resolve, reject) => {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...(options.args ?? [])], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    options.onChild?.(child)
+    let out = ""
+    child.stdout!.on("data", (d) => {
+      out += String(d)
+      if (!out.includes("\n")) return
+      try {
+        resolve({ ...(JSON.parse(out.split("\n")[0]!) as A), child })
+      } catch (e) {
+        reject(e)
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)))
+  })
+
 /** A TCP port free on 127.0.0.1 right now. */
 export const freePort = () =>
   new Promise<number>((resolve) => {

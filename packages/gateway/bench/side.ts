@@ -23,7 +23,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { cpuMs, freePort, spawnGenway } from "./main.js"
+import { cpuMs, freePort, spawnGenway, startScript as startScriptOf } from "./main.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -46,25 +46,9 @@ const stopAll = () => {
 }
 process.on("exit", stopAll)
 
-/** Starts a node script that prints `{"port": n}` on its first line. */
+/** A bench script in its own process (see main.ts), stopped when this run ends. */
 const startScript = (script: string, env: Record<string, string>, args: Array<string> = []) =>
-  new Promise<{ port: number; child: ChildProcess }>((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] })
-    children.push(child)
-    let out = ""
-    child.stdout!.on("data", (d) => {
-      out += String(d)
-      const line = out.split("\n")[0]!
-      if (out.includes("\n")) {
-        try {
-          resolve({ port: (JSON.parse(line) as { port: number }).port, child })
-        } catch (e) {
-          reject(e)
-        }
-      }
-    })
-    child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)))
-  })
+  startScriptOf(script, env, { args, onChild: (child) => children.push(child) })
 
 /** Waits until `url` answers at all (any status). */
 const waitFor = async (url: string, child: ChildProcess, what: string) => {
@@ -489,21 +473,28 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
   out.push(table(["", "max req/s", "p99 ms at max", "p99 ms at 2,000 req/s", "achieved req/s", "non-2xx/errors"], rows))
 }
 
-/** E1 stream time to first byte, through bench/ttfb.ts (gateway in its own process). */
+/**
+ * E1 stream time to first byte, through bench/ttfb.ts: direct (vendor-d's emulator, in its own
+ * process), the floor proxy and Genway (each in its own process), one request at a time.
+ */
 const ttfb = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
   const { run } = await import("./ttfb.js")
-  // Warmed as E2's contestants are (steady state, not V8 optimising the path); the first 50 pairs
+  // Warmed as E2's contestants are (steady state, not V8 optimising the path); the first 50 rounds
   // after the start are reported apart.
   const r = await run({ runs: quick ? 100 : 500, warmup: quick ? 300 : 1500 })
-  out.push(`E1 stream time to first SSE byte (vendor-d emulator, one request at a time, after ${r.warmup} unmeasured pairs)`)
+  out.push(`E1 stream time to first SSE byte (vendor-d emulator in its own process, one request at a time, after ${r.warmup} unmeasured rounds)`)
   out.push(table(["", "p50 ms", "p99 ms"], [
     ["direct", r.directMs.p50, r.directMs.p99],
+    ["floor", r.floorMs.p50, r.floorMs.p99],
     ["Genway", r.gatewayMs.p50, r.gatewayMs.p99],
-    ["paired added", r.pairedAddedMs.p50, r.pairedAddedMs.p99],
-    ["paired added, first 50 pairs after the start", r.coldAddedMs.p50, r.coldAddedMs.p99]
+    ["floor, paired added", r.floorPairedAddedMs.p50, r.floorPairedAddedMs.p99],
+    ["Genway, paired added", r.pairedAddedMs.p50, r.pairedAddedMs.p99],
+    ["Genway, paired added, first 50 rounds after the start", r.coldAddedMs.p50, r.coldAddedMs.p99]
   ]))
   ratios["E1 TTFB p50 added over direct ms (<= 0.3)"] = r.differenceMs.p50
-  ratios["E1 TTFB p50 added, first 50 pairs after the start, ms"] = r.coldAddedMs.p50
+  ratios["E1 TTFB p50 added by the floor over direct ms"] = r.floorDifferenceMs.p50
+  ratios["E1 TTFB p50 Genway - floor ms"] = +(r.gatewayMs.p50 - r.floorMs.p50).toFixed(3)
+  ratios["E1 TTFB p50 added, first 50 rounds after the start, ms"] = r.coldAddedMs.p50
 }
 
 /** 10k in-flight polls, in a child process so its RSS is its own. */

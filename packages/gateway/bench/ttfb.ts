@@ -1,15 +1,17 @@
 /**
- * Time to first SSE byte of a streamed chat completion (DESIGN.md §7: within 1 ms of the upstream's).
- * vendor-d's emulator streams on loopback, holding each event `streamDelayMs`; the same generation is
- * requested `runs` times straight from the emulator (`:streamGenerateContent?alt=sse`) and through
- * a gateway whose vendor-d is live against it (`POST /v1/chat/completions`, `stream: true`),
- * alternating, one request at a time, after `warmup` unmeasured pairs. The clock stops at the first
- * body byte; every answer is read to its end. The gateway runs in its own process (`genway serve`, as deployed), the emulator and
- * the client in this one; `inProcess: true` runs all three on one event loop instead, which
- * charges the gateway with the client's and the emulator's work that waits behind it.
- * Numbers are printed, never asserted: this is not a test.
+ * Time to first SSE byte of a streamed chat completion (DESIGN.md §7: within 0.3 ms of the
+ * upstream's at p50). vendor-d's emulator streams on loopback, in a process of its own, holding each
+ * event `streamDelayMs`; the same generation is requested `runs` times straight from the emulator
+ * (`:streamGenerateContent?alt=sse`), through the bench's floor proxy (bench/side/floor.mjs: the
+ * least a gateway must do for a stream) and through a gateway whose vendor-d is live against it
+ * (`POST /v1/chat/completions`, `stream: true`), one request at a time, the three in an order that
+ * turns each round, after `warmup` unmeasured rounds. The clock stops at the first body byte; every
+ * answer is read to its end. The gateway runs in its own process (`genway serve`, as deployed);
+ * `inProcess: true` runs it on the client's event loop instead, which charges it with the client's
+ * work that waits behind it; `emulatorInProcess: true` puts the emulator there too (the first
+ * method of round 2: see `TtfbOptions`). Numbers are printed, never asserted: this is not a test.
  *
- * `npx tsx bench/ttfb.ts [runs] [streamDelayMs] [--in-process]`, or `pnpm bench ttfb`.
+ * `npx tsx bench/ttfb.ts [runs] [streamDelayMs] [--in-process] [--emulator-in-process]`, or `pnpm bench ttfb`.
  */
 import * as VendorD from "@genway/adapter-vendor-d"
 import { Emulator } from "@genway/adapter-vendor-d/testing"
@@ -21,12 +23,18 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import { Agent, request } from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { freePort, isMain, printAndExit, spawnGenway } from "./main.js"
+import { fileURLToPath } from "node:url"
+import { freePort, isMain, printAndExit, spawnGenway, startScript } from "./main.js"
 
+const here = path.dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
 const token = "bench-token"
 const model = "image-model-2.5-flash-image-preview"
 
@@ -42,6 +50,11 @@ export interface TtfbOptions {
   readonly streamDelayMs?: number
   /** Gateway, emulator and client on one event loop (default: the gateway in its own process). */
   readonly inProcess?: boolean
+  /**
+   * The emulator on the client's event loop (default: its own process). The direct request then
+   * never wakes another process, where every request through a gateway wakes two.
+   */
+  readonly emulatorInProcess?: boolean
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
@@ -79,11 +92,17 @@ const firstByte = (agent: Agent, target: Target) =>
     req.end(target.body)
   })
 
+/** Where the vendor's API answers, and its key. */
+interface Upstream {
+  readonly baseUrl: string
+  readonly apiKey: string
+}
+
 /**
- * A gateway on `port` in this process, vendor-d live against `emulator` (the gateway's modules load
+ * A gateway on `port` in this process, vendor-d live against `upstream` (the gateway's modules load
  * only for this mode: the default runs it as a child).
  */
-const inProcessGateway = (port: number, dataDir: string, emulator: Emulator.Emulator) =>
+const inProcessGateway = (port: number, dataDir: string, upstream: Upstream) =>
   Effect.flatMap(Effect.promise(() => Promise.all([import("../src/Gateway.js"), import("../src/platform/Config.js")])), ([Gateway, Config]) => Effect.asVoid(Layer.build(
     Gateway.http.pipe(
       Layer.provideMerge(Gateway.services(Effect.succeed(new Map()), Registry.layer())),
@@ -98,95 +117,125 @@ const inProcessGateway = (port: number, dataDir: string, emulator: Emulator.Emul
         requireLive: false
       })),
       Layer.provide(Layer.setConfigProvider(
-        ConfigProvider.fromMap(new Map([[VendorD.Config.BASE_URL, emulator.baseUrl], [VendorD.Config.API_KEY, emulator.apiKey]]))
+        ConfigProvider.fromMap(new Map([[VendorD.Config.BASE_URL, upstream.baseUrl], [VendorD.Config.API_KEY, upstream.apiKey]]))
       )),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     )
   )))
 
-/** `genway serve` on `port` in a child process, vendor-d live against `emulator`; stopped with the scope. */
-const childGateway = (port: number, dataDir: string, emulator: Emulator.Emulator) =>
-  Effect.gen(function*() {
-    const child = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        spawnGenway({ port, dataDir, token, env: { [VendorD.Config.BASE_URL]: emulator.baseUrl, [VendorD.Config.API_KEY]: emulator.apiKey } })
-      ),
-      (child) => Effect.sync(() => void child.kill())
-    )
-    // Ready when /healthz answers (a minute at most: the first start compiles TypeScript).
-    yield* Effect.promise(async () => {
-      for (let i = 0; i < 600; i++) {
-        if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}`)
-        const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)
-        if (ok) return
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-      throw new Error("the gateway did not start")
-    })
+/** Waits until `url` answers at all (a minute at most: a first start may compile the gateway). */
+const ready = (url: string, child: ChildProcess, what: string) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 600; i++) {
+      if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
+      const ok = await fetch(url).then(() => true, () => false)
+      if (ok) return
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error(`${what} did not start`)
   })
+
+/** A child process, killed with the scope. */
+const owned = <A extends { readonly child: ChildProcess }>(start: () => Promise<A>) =>
+  Effect.acquireRelease(Effect.promise(start), ({ child }) => Effect.sync(() => void child.kill()))
+
+/** `genway serve` on `port` in a child process, vendor-d live against `upstream`; stopped with the scope. */
+const childGateway = (port: number, dataDir: string, upstream: Upstream) =>
+  Effect.gen(function*() {
+    const { child } = yield* owned(async () => ({
+      child: await spawnGenway({ port, dataDir, token, env: { [VendorD.Config.BASE_URL]: upstream.baseUrl, [VendorD.Config.API_KEY]: upstream.apiKey } })
+    }))
+    yield* ready(`http://127.0.0.1:${port}/healthz`, child, "the gateway")
+  })
+
+/**
+ * vendor-d's emulator: in its own process (the default, as an upstream always is), or in this one
+ * (`emulatorInProcess`: round 2's first method, where the direct request never leaves this
+ * process's event loop).
+ */
+const emulatorOf = (streamDelayMs: number, inProcess: boolean): Effect.Effect<Upstream, never, Scope.Scope> =>
+  inProcess
+    ? Emulator.make({ streamDelayMs })
+    : owned(() =>
+      startScript<{ readonly port: number } & Upstream>(path.join(here, "side", "emulator.ts"), { EMULATOR_STREAM_DELAY_MS: String(streamDelayMs) }, {
+        nodeArgs: ["--import", require.resolve("tsx/esm")]
+      })
+    )
 
 /** Runs the benchmark and returns its numbers. */
 export const run = (options: TtfbOptions = {}) => {
   const runs = options.runs ?? 300
   const streamDelayMs = options.streamDelayMs ?? 5
   return Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const emulator = yield* Emulator.make({ streamDelayMs })
+    const upstream = yield* emulatorOf(streamDelayMs, options.emulatorInProcess === true)
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-"))
     const port = yield* Effect.promise(freePort)
-    yield* (options.inProcess === true ? inProcessGateway : childGateway)(port, dataDir, emulator)
+    const floor = yield* owned(() =>
+      startScript(path.join(here, "side", "floor.mjs"), { FLOOR_TOKEN: token, FLOOR_SSE_BASE: upstream.baseUrl, FLOOR_SSE_KEY: upstream.apiKey })
+    )
+    yield* (options.inProcess === true ? inProcessGateway : childGateway)(port, dataDir, upstream)
 
     const text = "a benchmark of paper boats"
     const direct: Target = {
-      url: new URL(`${emulator.baseUrl}/models/${model}:streamGenerateContent?alt=sse`),
-      headers: { "x-goog-api-key": emulator.apiKey },
+      url: new URL(`${upstream.baseUrl}/models/${model}:streamGenerateContent?alt=sse`),
+      headers: { "x-goog-api-key": upstream.apiKey },
       body: JSON.stringify({ contents: [{ role: "user", parts: [{ text }] }], generationConfig: { responseModalities: ["TEXT", "IMAGE"] } })
     }
-    const viaGateway: Target = {
-      url: new URL(`http://127.0.0.1:${port}/v1/chat/completions`),
-      headers: { authorization: `Bearer ${token}` },
-      body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: [{ type: "text", text }] }] })
-    }
+    const chat = JSON.stringify({ model, stream: true, messages: [{ role: "user", content: [{ type: "text", text }] }] })
+    const viaFloor: Target = { url: new URL(`http://127.0.0.1:${floor.port}/v1/chat/completions`), headers: { authorization: `Bearer ${token}` }, body: chat }
+    const viaGateway: Target = { url: new URL(`http://127.0.0.1:${port}/v1/chat/completions`), headers: { authorization: `Bearer ${token}` }, body: chat }
 
     return yield* Effect.promise(async () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+      /** One round: each target once, `first` going first (the order turns from round to round). */
+      const round = async (first: number) => {
+        const targets = [direct, viaFloor, viaGateway]
+        const ms = [0, 0, 0]
+        for (let k = 0; k < 3; k++) {
+          const t = (first + k) % 3
+          ms[t] = await firstByte(agent, targets[t]!)
+        }
+        return ms as [number, number, number]
+      }
       const cold: Array<number> = []
       for (let i = 0; i < Math.max(50, options.warmup ?? 50); i++) {
-        const d = await firstByte(agent, direct)
-        const g = await firstByte(agent, viaGateway)
+        const [d, , g] = await round(i % 3)
         if (i < 50) cold.push(g - d)
       }
-      const upstream: Array<number> = []
+      const upstreamMs: Array<number> = []
+      const floorMs: Array<number> = []
       const through: Array<number> = []
       const added: Array<number> = []
+      const floorAdded: Array<number> = []
       for (let i = 0; i < runs; i++) {
-        // Alternate the order so neither side always runs right after the other.
-        let d: number
-        let g: number
-        if (i % 2 === 0) {
-          d = await firstByte(agent, direct)
-          g = await firstByte(agent, viaGateway)
-        } else {
-          g = await firstByte(agent, viaGateway)
-          d = await firstByte(agent, direct)
-        }
-        upstream.push(d)
+        // Turn the order so that no target always runs right after another.
+        const [d, f, g] = await round(i % 3)
+        upstreamMs.push(d)
+        floorMs.push(f)
         through.push(g)
         added.push(g - d)
+        floorAdded.push(f - d)
       }
       agent.destroy()
-      const directMs = summary(upstream)
+      const directMs = summary(upstreamMs)
       const gatewayMs = summary(through)
+      const floorSummary = summary(floorMs)
       return {
-        bench: `chat stream time to first SSE byte (vendor-d emulator on loopback; gateway ${options.inProcess === true ? "in the client's process" : "in its own process"})`,
+        bench: `chat stream time to first SSE byte (vendor-d emulator on loopback, ${
+          options.emulatorInProcess === true ? "in the client's process" : "in its own process"
+        }; gateway ${options.inProcess === true ? "in the client's process" : "in its own process"})`,
         runs,
         warmup: Math.max(50, options.warmup ?? 50),
         streamDelayMs,
         directMs,
+        floorMs: floorSummary,
         gatewayMs,
         differenceMs: { p50: +(gatewayMs.p50 - directMs.p50).toFixed(3), p99: +(gatewayMs.p99 - directMs.p99).toFixed(3) },
+        floorDifferenceMs: { p50: +(floorSummary.p50 - directMs.p50).toFixed(3), p99: +(floorSummary.p99 - directMs.p99).toFixed(3) },
         pairedAddedMs: summary(added),
+        floorPairedAddedMs: summary(floorAdded),
         coldAddedMs: summary(cold),
-        target: "gateway within 1 ms of the upstream"
+        target: "gateway within 0.3 ms of the upstream at p50 (DESIGN.md §7)"
       }
     })
   })))
@@ -198,6 +247,7 @@ if (isMain(import.meta.url)) {
   printAndExit(run({
     ...(runs !== undefined && Number.isFinite(runs) ? { runs } : {}),
     ...(delay !== undefined && Number.isFinite(delay) ? { streamDelayMs: delay } : {}),
-    inProcess: args.includes("--in-process")
+    inProcess: args.includes("--in-process"),
+    emulatorInProcess: args.includes("--emulator-in-process")
   }))
 }

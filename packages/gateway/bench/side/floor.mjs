@@ -2,6 +2,9 @@
 // (read the body, check the bearer token, JSON.parse + JSON.stringify both ways, forward on a
 // keep-alive agent) and, with FLOOR_DB set, task create (parse, authenticate, one durable insert
 // per request on the same database as the gateway's: SQLite WAL synchronous=NORMAL, or PostgreSQL).
+// With FLOOR_SSE_BASE set (vendor-d's emulator), `POST /v1/chat/completions` with `stream: true`
+// too: the body parsed and turned into the vendor's, and each event of its answer parsed and
+// written on as a chunk (JSON.parse + JSON.stringify per event), as soon as it arrives.
 // Prints its port.
 import { createServer, request, Agent } from "node:http"
 import { createRequire } from "node:module"
@@ -34,6 +37,45 @@ if (process.env.FLOOR_DB === "sqlite") {
   insert = async (id, body) => void (await pool.query(`INSERT INTO ${table} (id, tenant, request, created_at) VALUES ($1, $2, $3, $4)`, [id, "bench", body, Date.now()]))
 }
 
+const sseBase = process.env.FLOOR_SSE_BASE === undefined ? undefined : new URL(process.env.FLOOR_SSE_BASE)
+const sseKey = process.env.FLOOR_SSE_KEY
+
+/** A chat stream: the vendor's request made from the chat body, its events relayed as chunks. */
+const stream = (json, res) => {
+  const contents = json.messages.map((m) => ({
+    role: m.role === "assistant" ? "model" : "user",
+    parts: typeof m.content === "string" ? [{ text: m.content }] : m.content.map((p) => ({ text: p.text }))
+  }))
+  const out = JSON.stringify({ contents, generationConfig: { responseModalities: ["TEXT", "IMAGE"] } })
+  const up = request({
+    agent, host: sseBase.hostname, port: sseBase.port, method: "POST",
+    path: `${sseBase.pathname}/models/${encodeURIComponent(json.model)}:streamGenerateContent?alt=sse`,
+    headers: { "x-goog-api-key": sseKey, "content-type": "application/json", "content-length": Buffer.byteLength(out) }
+  }, (ures) => {
+    if (ures.statusCode !== 200) {
+      ures.resume()
+      return reply(res, 502, '{"error":"upstream"}')
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+    let buffered = ""
+    ures.setEncoding("utf8")
+    ures.on("data", (text) => {
+      buffered += text
+      let end
+      while ((end = /\r?\n\r?\n/.exec(buffered)) !== null) {
+        const event = buffered.slice(0, end.index)
+        buffered = buffered.slice(end.index + end[0].length)
+        if (!event.startsWith("data: ")) continue
+        const data = JSON.parse(event.slice(6))
+        res.write(`data: ${JSON.stringify({ object: "chat.completion.chunk", model: json.model, choices: [{ index: 0, delta: data.candidates?.[0]?.content ?? {} }] })}\n\n`)
+      }
+    })
+    ures.on("end", () => res.end("data: [DONE]\n\n"))
+  })
+  up.on("error", () => (res.headersSent ? res.destroy() : reply(res, 502, '{"error":"upstream"}')))
+  up.end(out)
+}
+
 const reply = (res, status, body) => {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
   res.end(body)
@@ -50,6 +92,7 @@ const server = createServer((req, res) => {
     } catch {
       return reply(res, 400, '{"error":"malformed JSON"}')
     }
+    if (sseBase !== undefined && json.stream === true) return stream(json, res)
     if (insert !== undefined) {
       const id = randomUUID()
       insert(id, JSON.stringify(json)).then(
