@@ -100,6 +100,17 @@ export const startScript = <A extends { readonly port: number } = { readonly por
     child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)))
   })
 
+/** Waits until `url` answers at all, any status (two minutes at most: a first start may compile the gateway). */
+export const waitFor = async (url: string, child: ChildProcess, what: string): Promise<void> => {
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
+    const ok = await fetch(url).then(() => true, () => false)
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`${what} did not start`)
+}
+
 /** A TCP port free on 127.0.0.1 right now. */
 export const freePort = () =>
   new Promise<number>((resolve) => {

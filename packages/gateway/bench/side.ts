@@ -23,7 +23,7 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { cpuMs, freePort, spawnGenway, startScript as startScriptOf } from "./main.js"
+import { cpuMs, freePort, spawnGenway, startScript as startScriptOf, waitFor } from "./main.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -49,17 +49,6 @@ process.on("exit", stopAll)
 /** A bench script in its own process (see main.ts), stopped when this run ends. */
 const startScript = (script: string, env: Record<string, string>, args: Array<string> = []) =>
   startScriptOf(script, env, { args, onChild: (child) => children.push(child) })
-
-/** Waits until `url` answers at all (any status). */
-const waitFor = async (url: string, child: ChildProcess, what: string) => {
-  for (let i = 0; i < 1200; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
-    const ok = await fetch(url).then(() => true, () => false)
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`${what} did not start`)
-}
 
 /** Bytes and lines a process wrote on stdout (its log, when `countStdout`). */
 interface Output {
@@ -481,7 +470,8 @@ const ttfb = async (quick: boolean, out: Array<string>, ratios: Record<string, n
   const { run } = await import("./ttfb.js")
   // Warmed as E2's contestants are (steady state, not V8 optimising the path); the first 50 rounds
   // after the start are reported apart.
-  const r = await run({ runs: quick ? 100 : 500, warmup: quick ? 300 : 1500 })
+  // Quick: 200 rounds of three requests, as many requests as the 300 pairs of direct and Genway before.
+  const r = await run({ runs: quick ? 100 : 500, warmup: quick ? 200 : 1500 })
   out.push(`E1 stream time to first SSE byte (vendor-d emulator in its own process, one request at a time, after ${r.warmup} unmeasured rounds)`)
   out.push(table(["", "p50 ms", "p99 ms"], [
     ["direct", r.directMs.p50, r.directMs.p99],

@@ -31,7 +31,7 @@ import { Agent, request } from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { freePort, isMain, printAndExit, spawnGenway, startScript } from "./main.js"
+import { freePort, isMain, printAndExit, spawnGenway, startScript, waitFor } from "./main.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -42,13 +42,13 @@ const model = "image-model-2.5-flash-image-preview"
 export interface TtfbOptions {
   readonly runs?: number
   /**
-   * Unmeasured pairs first (default and least 50): the gateway's code is optimised by V8 only
-   * after some thousands of requests, as E2's contestants are warmed for 20 s. The first 50 pairs
+   * Unmeasured rounds first (default and least 50): the gateway's code is optimised by V8 only
+   * after some thousands of requests, as E2's contestants are warmed for 20 s. The first 50 rounds
    * after the start are reported apart (`coldAddedMs`).
    */
   readonly warmup?: number
   readonly streamDelayMs?: number
-  /** Gateway, emulator and client on one event loop (default: the gateway in its own process). */
+  /** The gateway on the client's event loop (default: the gateway in its own process). */
   readonly inProcess?: boolean
   /**
    * The emulator on the client's event loop (default: its own process). The direct request then
@@ -123,18 +123,6 @@ const inProcessGateway = (port: number, dataDir: string, upstream: Upstream) =>
     )
   )))
 
-/** Waits until `url` answers at all (a minute at most: a first start may compile the gateway). */
-const ready = (url: string, child: ChildProcess, what: string) =>
-  Effect.promise(async () => {
-    for (let i = 0; i < 600; i++) {
-      if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
-      const ok = await fetch(url).then(() => true, () => false)
-      if (ok) return
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    throw new Error(`${what} did not start`)
-  })
-
 /** A child process, killed with the scope. */
 const owned = <A extends { readonly child: ChildProcess }>(start: () => Promise<A>) =>
   Effect.acquireRelease(Effect.promise(start), ({ child }) => Effect.sync(() => void child.kill()))
@@ -145,7 +133,7 @@ const childGateway = (port: number, dataDir: string, upstream: Upstream) =>
     const { child } = yield* owned(async () => ({
       child: await spawnGenway({ port, dataDir, token, env: { [VendorD.Config.BASE_URL]: upstream.baseUrl, [VendorD.Config.API_KEY]: upstream.apiKey } })
     }))
-    yield* ready(`http://127.0.0.1:${port}/healthz`, child, "the gateway")
+    yield* Effect.promise(() => waitFor(`http://127.0.0.1:${port}/healthz`, child, "the gateway"))
   })
 
 /**

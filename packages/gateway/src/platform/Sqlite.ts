@@ -24,9 +24,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
-import * as Checkpoints from "./Checkpoints.js"
 
 /** Prepared statements kept per connection (the gateway writes fewer distinct statements). */
 const cacheSize = 500
@@ -75,24 +73,12 @@ const nextTurn = Effect.async<void>((resume) => {
 
 const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
-/** Options of the embedded client. */
-export interface Options {
-  /** WAL checkpoints off the event loop (default: on, with `Checkpoints.defaults`); `false`: SQLite's own. */
-  readonly checkpoints?: Checkpoints.Options | false
-}
-
 /** A SqlClient on the SQLite file `filename` (WAL journal). */
-export const make = (filename: string, options: Options = {}) =>
+export const make = (filename: string) =>
   Effect.gen(function*() {
     const db = new Database(filename)
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     db.pragma("journal_mode = WAL")
-    // Checkpoints off the event loop (Checkpoints.ts); stopped before the connection closes.
-    const runtime = yield* Effect.runtime<never>()
-    const checkpoints = filename === ":memory:" || options.checkpoints === false
-      ? undefined
-      : Checkpoints.start(filename, db, (message) => Runtime.runFork(runtime)(Effect.logWarning(message)), options.checkpoints)
-    if (checkpoints !== undefined) yield* Effect.addFinalizer(() => Effect.promise(checkpoints.stop))
 
     const prepared = new Map<string, Database.Statement>()
     const prepare = (sql: string) => {
@@ -165,7 +151,6 @@ export const make = (filename: string, options: Options = {}) =>
         }
       }
       settle(g, exit)
-      checkpoints?.between()
       return Effect.void
     })
     const flushIf = (g: Group) => Effect.suspend(() => (group === g ? flush : Effect.void))
@@ -368,5 +353,5 @@ const statementAcquirer = (client: Client.SqlClient): object => {
 const leanPath: unique symbol = Symbol.for("@genway/gateway/Sqlite/leanPath")
 
 /** The client as a layer. */
-export const layer = (filename: string, options: Options = {}): Layer.Layer<Client.SqlClient> =>
-  Layer.scoped(Client.SqlClient, make(filename, options)).pipe(Layer.provide(Reactivity.layer))
+export const layer = (filename: string): Layer.Layer<Client.SqlClient> =>
+  Layer.scoped(Client.SqlClient, make(filename)).pipe(Layer.provide(Reactivity.layer))
