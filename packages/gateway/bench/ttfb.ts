@@ -158,15 +158,23 @@ export const run = (options: TtfbOptions = {}) => {
     const upstream = yield* emulatorOf(streamDelayMs, options.emulatorInProcess === true)
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "genway-bench-"))
     const port = yield* Effect.promise(freePort)
-    const floor = yield* owned(() =>
-      startScript(path.join(here, "side", "floor.mjs"), { FLOOR_TOKEN: token, FLOOR_SSE_BASE: upstream.baseUrl, FLOOR_SSE_KEY: upstream.apiKey })
-    )
+
     yield* (options.inProcess === true ? inProcessGateway : childGateway)(port, dataDir, upstream)
 
     const text = "a benchmark of paper boats"
+    // vendor-d's streaming call: the floor makes the same one, for the model it is asked for.
+    const streamUrl = (m: string) => `${upstream.baseUrl}/models/${m}:streamGenerateContent?alt=sse`
+    const credentials = { "x-goog-api-key": upstream.apiKey }
+    const floor = yield* owned(() =>
+      startScript(path.join(here, "side", "floor.mjs"), {
+        FLOOR_TOKEN: token,
+        FLOOR_SSE_URL: streamUrl("{model}"),
+        FLOOR_SSE_HEADERS: JSON.stringify(credentials)
+      })
+    )
     const direct: Target = {
-      url: new URL(`${upstream.baseUrl}/models/${model}:streamGenerateContent?alt=sse`),
-      headers: { "x-goog-api-key": upstream.apiKey },
+      url: new URL(streamUrl(model)),
+      headers: credentials,
       body: JSON.stringify({ contents: [{ role: "user", parts: [{ text }] }], generationConfig: { responseModalities: ["TEXT", "IMAGE"] } })
     }
     const chat = JSON.stringify({ model, stream: true, messages: [{ role: "user", content: [{ type: "text", text }] }] })

@@ -2,9 +2,10 @@
 // (read the body, check the bearer token, JSON.parse + JSON.stringify both ways, forward on a
 // keep-alive agent) and, with FLOOR_DB set, task create (parse, authenticate, one durable insert
 // per request on the same database as the gateway's: SQLite WAL synchronous=NORMAL, or PostgreSQL).
-// With FLOOR_SSE_BASE set (vendor-d's emulator), `POST /v1/chat/completions` with `stream: true`
-// too: the body parsed and turned into the vendor's, and each event of its answer parsed and
-// written on as a chunk (JSON.parse + JSON.stringify per event), as soon as it arrives.
+// With FLOOR_SSE_URL set (a streaming upstream's URL, `{model}` in it replaced by the request's
+// model; FLOOR_SSE_HEADERS, a JSON object, its credentials), `POST /v1/chat/completions` with
+// `stream: true` too: the body parsed and turned into the upstream's, and each event of its answer
+// parsed and written on as a chunk (JSON.parse + JSON.stringify per event), as soon as it arrives.
 // Prints its port.
 import { createServer, request, Agent } from "node:http"
 import { createRequire } from "node:module"
@@ -37,8 +38,8 @@ if (process.env.FLOOR_DB === "sqlite") {
   insert = async (id, body) => void (await pool.query(`INSERT INTO ${table} (id, tenant, request, created_at) VALUES ($1, $2, $3, $4)`, [id, "bench", body, Date.now()]))
 }
 
-const sseBase = process.env.FLOOR_SSE_BASE === undefined ? undefined : new URL(process.env.FLOOR_SSE_BASE)
-const sseKey = process.env.FLOOR_SSE_KEY
+const sseUrl = process.env.FLOOR_SSE_URL
+const sseHeaders = JSON.parse(process.env.FLOOR_SSE_HEADERS ?? "{}")
 
 /** A chat stream: the vendor's request made from the chat body, its events relayed as chunks. */
 const stream = (json, res) => {
@@ -47,10 +48,10 @@ const stream = (json, res) => {
     parts: typeof m.content === "string" ? [{ text: m.content }] : m.content.map((p) => ({ text: p.text }))
   }))
   const out = JSON.stringify({ contents, generationConfig: { responseModalities: ["TEXT", "IMAGE"] } })
+  const url = new URL(sseUrl.replace("{model}", encodeURIComponent(json.model)))
   const up = request({
-    agent, host: sseBase.hostname, port: sseBase.port, method: "POST",
-    path: `${sseBase.pathname}/models/${encodeURIComponent(json.model)}:streamGenerateContent?alt=sse`,
-    headers: { "x-goog-api-key": sseKey, "content-type": "application/json", "content-length": Buffer.byteLength(out) }
+    agent, host: url.hostname, port: url.port, method: "POST", path: url.pathname + url.search,
+    headers: { ...sseHeaders, "content-type": "application/json", "content-length": Buffer.byteLength(out) }
   }, (ures) => {
     if (ures.statusCode !== 200) {
       ures.resume()
@@ -92,7 +93,7 @@ const server = createServer((req, res) => {
     } catch {
       return reply(res, 400, '{"error":"malformed JSON"}')
     }
-    if (sseBase !== undefined && json.stream === true) return stream(json, res)
+    if (sseUrl !== undefined && json.stream === true) return stream(json, res)
     if (insert !== undefined) {
       const id = randomUUID()
       insert(id, JSON.stringify(json)).then(

@@ -58,8 +58,8 @@ export const local = (root: string): Effect.Effect<Blobs> =>
     const temporaryOf = (file: string) => `${file}.${randomBytes(4).toString("hex")}.tmp`
 
     /**
-     * Bytes in memory: the folder, the file written whole under a temporary name, then renamed
-     * into place — one callback each, no stream (a sandboxed task's result: 5 file calls and a
+     * Bytes in memory: the folder (made as the stream path makes it), the file written whole
+     * under a temporary name, then renamed into place — one call each, no stream (a sandboxed task's result: 5 file calls and a
      * few steps rather than a write stream and an Effect `Stream`). Interrupted before its rename,
      * the write runs to its end and its temporary file is removed; it is not renamed into place.
      */
@@ -71,15 +71,14 @@ export const local = (root: string): Effect.Effect<Blobs> =>
         const failed = (err: Error) => {
           fs.rm(tmp, { force: true }, () => resume(Effect.fail(new MediaError(err.message))))
         }
-        fs.mkdir(path.dirname(file), { recursive: true, mode: Files.dirMode }, (err) => {
-          if (err) return resume(Effect.fail(new MediaError(err.message)))
+        Files.privateDirAsync(path.dirname(file)).then(() => {
           if (cut) return
           fs.writeFile(tmp, body, { mode: Files.fileMode }, (err) => {
             if (err) return failed(err)
             if (cut) return fs.rm(tmp, { force: true }, () => {})
             fs.rename(tmp, file, (err) => (err ? failed(err) : resume(Effect.succeed(body.length))))
           })
-        })
+        }, (err: Error) => resume(Effect.fail(new MediaError(err.message))))
         return Effect.sync(() => {
           cut = true
         })
