@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Responses as VendorAResponses } from "@genway/adapter-vendor-a"
 import { Chat as VendorDChat } from "@genway/adapter-vendor-d"
@@ -106,6 +107,69 @@ describe("upstream client", () => {
       const http = yield* client
       const call = yield* Effect.fork(http.get(`${base}/slow`))
       yield* Deferred.await(arrived)
+      yield* Fiber.interrupt(call)
+      yield* Deferred.await(aborted)
+    }).pipe(lean))
+
+  it.scopedLive("a JSON answer is read whole within its exchange: the exchange returns once the body has ended", () =>
+    Effect.gen(function*() {
+      const wrote = yield* Deferred.make<void>()
+      let finish: () => void = () => {}
+      const { base } = yield* serve((_req, res) => {
+        // No Content-Length: sent in chunks, the second only when the test says so.
+        res.writeHead(200, { "content-type": "application/json; charset=utf-8" })
+        res.write('\ufeff{"whole":')
+        finish = () => res.end('"yes","bytes":[1,2]}')
+        Deferred.unsafeDone(wrote, Effect.void)
+      })
+      const http = yield* client
+      const call = yield* Effect.fork(http.get(`${base}/whole`))
+      yield* Deferred.await(wrote)
+      // The head has been sent, the body has not ended: the exchange is still waiting (a check
+      // that cannot fail spuriously: with the body unfinished, no correct client can answer).
+      yield* Effect.sleep("50 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(call)))
+      finish()
+      const response = yield* Fiber.join(call)
+      // A byte-order mark is not text (as undici's own read); the bytes are as sent.
+      assert.strictEqual(yield* response.text, '{"whole":"yes","bytes":[1,2]}')
+      assert.deepStrictEqual(yield* response.json, { whole: "yes", bytes: [1, 2] })
+      const expected = Buffer.from('\ufeff{"whole":"yes","bytes":[1,2]}')
+      assert.deepStrictEqual(Buffer.from(yield* response.arrayBuffer), expected)
+      const streamed = yield* Stream.runCollect(response.stream)
+      assert.deepStrictEqual(Buffer.concat(Chunk.toReadonlyArray(streamed)), expected)
+    }).pipe(lean))
+
+  it.scoped("a JSON answer cut off midway: the exchange answers, and every read of its body fails as a body read (Decode)", () =>
+    Effect.gen(function*() {
+      const { base } = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json", "content-length": "100" })
+        res.write('{"cut":')
+        setImmediate(() => res.destroy())
+      })
+      const http = yield* client
+      const response = yield* http.get(`${base}/cut`)
+      assert.strictEqual(response.status, 200)
+      for (const read of [response.text, response.json, Effect.asVoid(response.arrayBuffer), Stream.runDrain(response.stream)]) {
+        const error = yield* Effect.flip(read)
+        assert.strictEqual(error._tag, "ResponseError")
+        assert.strictEqual(error._tag === "ResponseError" ? error.reason : undefined, "Decode")
+      }
+    }).pipe(lean))
+
+  it.scoped("an interrupted call whose JSON answer is still arriving aborts its request at the server", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const aborted = yield* Deferred.make<void>()
+      const { base } = yield* serve((req, res) => {
+        req.socket.on("close", () => Deferred.unsafeDone(aborted, Effect.void))
+        res.writeHead(200, { "content-type": "application/json" })
+        res.write("[")
+        Deferred.unsafeDone(started, Effect.void)
+      })
+      const http = yield* client
+      const call = yield* Effect.fork(http.get(`${base}/trickle`))
+      yield* Deferred.await(started)
       yield* Fiber.interrupt(call)
       yield* Deferred.await(aborted)
     }).pipe(lean))

@@ -16,6 +16,14 @@
  * bodies the lean path does not send (streams, form data), calls go through the platform's client,
  * which makes the client span and sends its `traceparent` to the vendor.
  *
+ * A JSON answer (`application/json` or `…+json`, at most `wholeJsonBytes` long when its length is
+ * given) is read whole before the exchange returns: every caller reads such a body whole anyway (the
+ * adapters' `text`/`json`, the upstream instrumentation), and reading it within the exchange's own
+ * wait saves the second wait a separate read costs — an `Effect.async` with its interruption
+ * handling, a promise, a finalization registration. Its `text`, `json`, `arrayBuffer` and `stream`
+ * then answer from the bytes in hand; a read that failed fails each of them as a body read does
+ * (`ResponseError` "Decode"), so callers see the same errors, at the same step, as before.
+ *
  * Time limits (`CallLimit`, set by adapter-kit's `Http.within`): on the lean path an exchange made
  * under a limit arms one timer that aborts the request at the limit, and a body read under it one
  * that destroys the body; either marks the limit expired, which `within` turns into its timeout
@@ -38,7 +46,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Inspectable from "effect/Inspectable"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import { Pool } from "undici"
 import type { Dispatcher } from "undici"
 
@@ -51,6 +59,26 @@ const unread = new FinalizationRegistry<Body>((body) => {
 })
 
 const noop = () => {}
+
+/** The longest JSON answer (by its `Content-Length`) read whole within the exchange. */
+export const wholeJsonBytes = 16 * 1024 * 1024
+
+const jsonType = /^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i
+
+/** Whether an answer is JSON to read within its exchange (see the module's comment). */
+const readsWhole = (data: Dispatcher.ResponseData<null>): boolean => {
+  const type = data.headers["content-type"]
+  if (typeof type !== "string" || !jsonType.test(type)) return false
+  const length = data.headers["content-length"]
+  return length === undefined || (typeof length === "string" && Number(length) <= wholeJsonBytes)
+}
+
+/** A body read within its exchange: its bytes, or why the read failed. */
+type Whole = { readonly bytes: Buffer } | { readonly failure: unknown }
+
+/** UTF-8 text of a body, without a byte-order mark (as undici's `text()`). */
+const utf8 = (bytes: Buffer): string =>
+  bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.toString("utf8", 3) : bytes.toString("utf8")
 
 /** What an exchange cut by its time limit fails with (the adapter's `within` reports the timeout). */
 const timeLimit = new Error("the exchange's time limit ended")
@@ -107,11 +135,16 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   constructor(
     readonly request: HttpClientRequest.HttpClientRequest,
     private readonly source: Dispatcher.ResponseData<null>,
-    private readonly limit?: CallLimit.CallLimit
+    private readonly limit?: CallLimit.CallLimit,
+    private readonly whole?: Whole
   ) {
     super()
     source.body.on("error", noop)
-    unread.register(this, source.body, this)
+    if (whole === undefined) unread.register(this, source.body, this)
+  }
+  /** The body read within the exchange, as `read` gives it (or its read's failure). */
+  private fromWhole<A>(whole: Whole, read: (bytes: Buffer) => A): Effect.Effect<A, HttpClientError.ResponseError> {
+    return "bytes" in whole ? Effect.try({ try: () => read(whole.bytes), catch: (cause) => this.decodeError(cause) }) : Effect.fail(this.decodeError(whole.failure))
   }
   get status() {
     return this.source.statusCode
@@ -164,6 +197,9 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
    * second wait on the body, no second time-limit timer).
    */
   get text(): Effect.Effect<string, HttpClientError.ResponseError> {
+    // Decoded once, on the first read: every later read is the same plain success.
+    const whole = this.whole
+    if (whole !== undefined) return this.textEffect ??= "bytes" in whole ? Effect.succeed(utf8(whole.bytes)) : Effect.fail(this.decodeError(whole.failure))
     return this.textRead ?? (this.textEffect ??= this.consume((body) =>
       (this.textPromise ??= body.text().then((text) => {
         this.textRead = Effect.succeed(text)
@@ -179,12 +215,25 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
       Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: (cause) => this.decodeError(cause) }))
   }
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.ResponseError> {
+    if (this.whole !== undefined) {
+      return this.fromWhole(this.whole, (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+    }
     return this.consume((body) => body.arrayBuffer())
   }
   get formData(): Effect.Effect<FormData, HttpClientError.ResponseError> {
+    const whole = this.whole
+    if (whole !== undefined) {
+      return Effect.flatMap(this.fromWhole(whole, (bytes) => bytes), (bytes) =>
+        Effect.tryPromise({
+          try: () => new globalThis.Response(bytes, { headers: { "content-type": String(this.source.headers["content-type"]) } }).formData(),
+          catch: (cause) => this.decodeError(cause)
+        }))
+    }
     return this.consume((body) => body.formData() as Promise<FormData>)
   }
   get stream(): Stream.Stream<Uint8Array, HttpClientError.ResponseError> {
+    const whole = this.whole
+    if (whole !== undefined) return "bytes" in whole ? Stream.succeed(new Uint8Array(whole.bytes)) : Stream.fail(this.decodeError(whole.failure))
     unread.unregister(this)
     return NodeStream.fromReadable<HttpClientError.ResponseError, Uint8Array>(() => this.source.body, (cause): HttpClientError.ResponseError => this.decodeError(cause))
   }
@@ -248,8 +297,21 @@ export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> =
             }
             sent.then(
               (data) => {
-                clearTimeout(timer)
-                resume(Effect.succeed(new Response(request, data, limit)))
+                if (!readsWhole(data)) {
+                  clearTimeout(timer)
+                  return resume(Effect.succeed(new Response(request, data, limit)))
+                }
+                // Read whole under the same timer and abort as the exchange (the module's comment).
+                data.body.arrayBuffer().then(
+                  (bytes) => {
+                    clearTimeout(timer)
+                    resume(Effect.succeed(new Response(request, data, limit, { bytes: Buffer.from(bytes) })))
+                  },
+                  (failure) => {
+                    clearTimeout(timer)
+                    resume(Effect.succeed(new Response(request, data, limit, { failure })))
+                  }
+                )
               },
               (cause) => {
                 clearTimeout(timer)
