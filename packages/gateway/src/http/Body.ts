@@ -79,11 +79,50 @@ const drainBytes = 16 * 1024 * 1024
 const drainMs = 2_000
 
 /**
+ * The body of a request whose message Node has parsed to its end (`complete`: every byte of it is
+ * in the stream's buffer, as for most small bodies, which arrive with their head), taken at once,
+ * with the same limits as `readNode` — no wait, no listeners. Nothing more can arrive, so a refusal
+ * needs no draining. `undefined` when the message is not complete or its stream is being read
+ * already.
+ */
+export const readBuffered = (
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse | undefined,
+  maxBytes: number,
+  budget: Budget | undefined,
+  tenant: string | undefined
+): Effect.Effect<Buffer, HttpError> | undefined => {
+  if (!req.complete || req.readableEnded || req.readableFlowing === true || req.readableObjectMode) return undefined
+  const bytes = req.readableLength
+  if (bytes > maxBytes) return Effect.fail(httpError(413, `the request body exceeds ${maxBytes} bytes`))
+  if (budget !== undefined && bytes > 0) {
+    const over = budget.reserve(tenant, bytes, 0)
+    if (over === "tenant") return Effect.fail(overTenant())
+    if (over === "process") return Effect.fail(overProcess())
+    res?.once("close", () => budget.release(tenant, bytes))
+  }
+  // With no size, `read()` takes the whole buffer as one chunk and lets the stream end.
+  const body = bytes === 0 ? null : (req.read() as Buffer | null)
+  if (body === null) req.read()
+  return Effect.succeed(body ?? Buffer.alloc(0))
+}
+
+/**
  * Reads the body of a Node request: counts every chunk against `maxBytes` and the budget, and
  * once a limit is passed keeps reading (discarding) for a bounded while, so the client receives the
- * answer rather than a reset; past that bound the answer closes the connection.
+ * answer rather than a reset; past that bound the answer closes the connection. A body already
+ * whole in the stream's buffer is taken at once (`readBuffered`).
  */
 const readNode = (
+  req: Http.IncomingMessage,
+  res: Http.ServerResponse | undefined,
+  maxBytes: number,
+  budget: Budget | undefined,
+  tenant: string | undefined
+) => readBuffered(req, res, maxBytes, budget, tenant) ?? readStreamed(req, res, maxBytes, budget, tenant)
+
+/** `readNode` for a body still arriving (or not yet parsed to its end): chunk by chunk, as it comes. */
+const readStreamed = (
   req: Http.IncomingMessage,
   res: Http.ServerResponse | undefined,
   maxBytes: number,

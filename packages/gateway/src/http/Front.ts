@@ -287,14 +287,25 @@ export const make = <E, R>(
         ),
         Effect.uninterruptible
       )
-      const fiber = Runtime.runFork(Runtime.make({
-        context: Context.unsafeMake(services) as Context.Context<R>,
-        fiberRefs: runtime.fiberRefs,
-        runtimeFlags: runtime.runtimeFlags
-      }))(program as Effect.Effect<void, never, R>)
-      res.on("close", () => {
-        if (!res.writableEnded) fiber.unsafeInterruptAsFork(ServerError.clientAbortFiberId)
-      })
+      const start = () => {
+        const fiber = Runtime.runFork(Runtime.make({
+          context: Context.unsafeMake(services) as Context.Context<R>,
+          fiberRefs: runtime.fiberRefs,
+          runtimeFlags: runtime.runtimeFlags
+        }))(program as Effect.Effect<void, never, R>)
+        res.on("close", () => {
+          if (!res.writableEnded) fiber.unsafeInterruptAsFork(ServerError.clientAbortFiberId)
+        })
+      }
+      // The request event comes as soon as the head is parsed, and the fiber would run at once,
+      // before the parser has gone on to the body that came with the head. A request with a small
+      // body (a length of at most 5 digits) starts once this turn's reads are done instead
+      // (`setImmediate`): a body that arrived with its head is then whole in the stream's buffer and
+      // is read without a wait (http/Body.ts). A microtask is too soon: Node runs them between
+      // the parser's callbacks.
+      const length = req.headers["content-length"]
+      if (req.complete || length === undefined || length === "0" || length.length > 5) start()
+      else setImmediate(start)
     }
   })
 
