@@ -27,7 +27,6 @@ import * as Limits from "../platform/Limits.js"
 import { ChatService } from "./Service.js"
 import { type HttpError, httpError, invalid } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
-import { withServerTiming } from "../http/ServerTiming.js"
 import { authenticate, readJson } from "../http/Request.js"
 import { traced } from "../observability/Request.js"
 
@@ -290,7 +289,7 @@ export const mount = <R>(
   }
   let r: HttpRouter.HttpRouter<never, R | Services> = router
   for (const [path, list] of byPath) {
-    r = HttpRouter.post(r, path as HttpRouter.PathInput, withServerTiming(handle("openai", create(list))))
+    r = HttpRouter.post(r, path as HttpRouter.PathInput, handle("openai", create(list), { serverTiming: true }))
   }
   return r
 }

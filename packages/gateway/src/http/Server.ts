@@ -105,12 +105,12 @@ export const application = Effect.gen(function*() {
     const answered = (response: HttpServerResponse.HttpServerResponse) =>
       HttpServerResponse.setHeader(cors === undefined ? response : cors.decorate(request, response), "x-request-id", requestId)
     if (preflight !== undefined) return Effect.succeed(answered(preflight))
-    const routed = observe(request, requestId, handler, route)
+    // The answer decorated in the observation's own step after the handler.
+    const routed = observe(request, requestId, handler, route, answered)
     // Without an exported tracer no span is made, not even a no-op one. The observability layer
     // switches the tracer off for the whole process; an app served without it (tests, an
     // embedding program) switches it off here, per request.
-    const untraced = tracing || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ? routed : Effect.withTracerEnabled(routed, false)
-    return Effect.map(untraced, answered)
+    return tracing || !fiber.getFiberRef(FiberRef.currentTracerEnabled) ? routed : Effect.withTracerEnabled(routed, false)
   }
   const app = Effect.withFiberRuntime((fiber) => {
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)

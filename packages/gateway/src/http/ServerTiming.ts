@@ -6,11 +6,9 @@
  * only.
  *
  * The upstream HTTP client adds its waits to the cell of the request being served
- * (observability/Request.ts, filled by observability/Upstream.ts).
+ * (observability/Request.ts, filled by observability/Upstream.ts); `handle` (http/Handle.ts) sets
+ * the header on the answers of the routes that ask for it.
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Effect from "effect/Effect"
-import { withCurrent } from "../observability/Request.js"
 
 /** What a request spent on vendors. */
 export interface Timing {
@@ -20,7 +18,8 @@ export interface Timing {
   readonly upstreamCalls: number
 }
 
-const none: Timing = { upstreamMs: 0, upstreamCalls: 0 }
+/** No vendor called. */
+export const none: Timing = { upstreamMs: 0, upstreamCalls: 0 }
 
 const ms = (n: number) => (Math.round(n * 100) / 100).toString()
 
@@ -30,12 +29,3 @@ export const headerValue = (t0: number, timing: Timing, now = performance.now())
   if (timing.upstreamCalls === 0) return `gateway;dur=${ms(total)}`
   return `gateway;dur=${ms(Math.max(0, total - timing.upstreamMs))}, upstream;dur=${ms(timing.upstreamMs)}`
 }
-
-/** Times a handler: its answer carries `Server-Timing` (errors rendered by the handler included). */
-export const withServerTiming = <E, R>(
-  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-  withCurrent((cell) => {
-    const t0 = performance.now()
-    return Effect.map(handler, (response) => HttpServerResponse.setHeader(response, "server-timing", headerValue(t0, cell ?? none)))
-  })

@@ -8,6 +8,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { ModelEntry } from "@genway/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { timingSafeEqual } from "node:crypto"
@@ -49,9 +50,10 @@ export const instrumentRouter = <E, R>(router: HttpRouter.HttpRouter<E, R>): Htt
 }
 
 /**
- * Observes the application: `observe(request, requestId, app, route?)` hangs the request's cell on
- * it (see observability/Request.ts; `route`, when known already, is its route template), runs
- * `app`, then updates the metrics and writes one info line (method, route template, status,
+ * Observes the application: `observe(request, requestId, app, route?, decorate?)` hangs the
+ * request's cell on it (see observability/Request.ts; `route`, when known already, is its route
+ * template), runs `app`, answers with its response passed through `decorate` (the framing's
+ * headers), and updates the metrics and writes one info line (method, route template, status,
  * duration, tenant hash; the loggers add the request id from the cell). `entries` tells which
  * routes are synchronous (E1/E2: overhead, upstream labels).
  */
@@ -76,7 +78,8 @@ export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
     request: HttpServerRequest.HttpServerRequest,
     requestId: string,
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-    route?: string
+    route?: string,
+    decorate: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse = identity
   ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
     const cell = attach<RequestTelemetry>(request, {
       id: requestId,
@@ -90,7 +93,9 @@ export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
       }
     })
     const started = performance.now()
-    return Effect.tap(app, (response) => {
+    // One step after `app`: the metrics, the decorated answer, and the log line before it is returned.
+    return Effect.flatMap(app, (answer) => {
+      const response = decorate(answer)
       const ms = performance.now() - started
       const route = routeLabel(cell.route)
       const method = request.method
@@ -100,9 +105,12 @@ export const middleware = (entries: ReadonlyArray<ModelEntry.ModelEntry>) => {
       if (cell.route !== undefined && sync.has(cell.route)) {
         overheads([route]).unsafeUpdate(Math.max(0, ms - cell.upstreamMs) / 1000, [])
       }
-      return Effect.logInfo(
-        `${method} ${route} ${status}`,
-        Logging.fields({ method, route, status, duration_ms: Math.round(ms * 1000) / 1000, tenant: cell.tenant })
+      return Effect.zipRight(
+        Effect.logInfo(
+          `${method} ${route} ${status}`,
+          Logging.fields({ method, route, status, duration_ms: Math.round(ms * 1000) / 1000, tenant: cell.tenant })
+        ),
+        Effect.succeed(response)
       )
     })
   }

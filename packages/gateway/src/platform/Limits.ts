@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Redis } from "ioredis"
 import { httpError } from "../http/Errors.js"
-import { withCurrent } from "../observability/Request.js"
+import { type RequestTelemetry, withCurrent } from "../observability/Request.js"
 import type { Principal } from "./ApiKeys.js"
 import { Settings } from "./Config.js"
 
@@ -39,18 +39,20 @@ export const rateLimiterErrorsTotal = Metric.counter("genway_rate_limiter_errors
 const refused = (reason: "rpm" | "max_in_flight") => Metric.increment(Metric.tagged(rateLimitedTotal, "reason", reason))
 
 /**
- * Adds the headers recorded for this request (the `RateLimit-*` of a key with an `rpm`, noted on
- * the request's cell when it was admitted), if any, to its response.
+ * `response` with the headers recorded on the request's cell (the `RateLimit-*` of a key with an
+ * `rpm`, noted when it was admitted), if any; its own headers of the same names win.
  */
-export const withResponseHeaders = (response: HttpServerResponse.HttpServerResponse) =>
-  withCurrent((cell) => {
-    const headers = cell?.extraHeaders
-    if (headers === undefined) return Effect.succeed(response)
-    // The answer's own (a 429's) win.
-    const missing: Record<string, string> = {}
-    for (const [name, value] of Object.entries(headers)) if (response.headers[name] === undefined) missing[name] = value
-    return Effect.succeed(HttpServerResponse.setHeaders(response, missing))
-  })
+export const withHeadersOf = (
+  cell: RequestTelemetry | undefined,
+  response: HttpServerResponse.HttpServerResponse
+): HttpServerResponse.HttpServerResponse => {
+  const headers = cell?.extraHeaders
+  if (headers === undefined) return response
+  // The answer's own (a 429's) win.
+  const missing: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) if (response.headers[name] === undefined) missing[name] = value
+  return HttpServerResponse.setHeaders(response, missing)
+}
 
 /** The request counter: a RateLimiter over the store of the deployment. */
 export interface RequestCounter {

@@ -28,7 +28,6 @@ import * as Usage from "../ledger/Usage.js"
 import * as Limits from "../platform/Limits.js"
 import { handle } from "../http/Handle.js"
 import { traced } from "../observability/Request.js"
-import { withServerTiming } from "../http/ServerTiming.js"
 
 /** What this surface's routes need. */
 export type Services = ApiKeys | ResponsesService | SqlClient.SqlClient | Registry.Registry
@@ -194,7 +193,7 @@ export const mount = <R>(router: HttpRouter.HttpRouter<never, R>, entries: Reado
   for (const entry of entries) {
     if (entry.kind !== "responses") continue
     r = r.pipe(
-      HttpRouter.post(entry.path as HttpRouter.PathInput, withServerTiming(handle("openai", create(entry)))),
+      HttpRouter.post(entry.path as HttpRouter.PathInput, handle("openai", create(entry), { serverTiming: true })),
       HttpRouter.get(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", retrieve(entry))),
       HttpRouter.del(`${entry.path}/:response_id` as HttpRouter.PathInput, handle("openai", remove(entry))),
       HttpRouter.post(`${entry.path}/:response_id/cancel` as HttpRouter.PathInput, handle("openai", cancel(entry))),
