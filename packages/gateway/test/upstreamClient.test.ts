@@ -91,6 +91,7 @@ describe("upstream client", () => {
       })
       const http = yield* client
       const response = yield* http.get(`${base}/events`)
+      assert.isFalse(Upstream.inHand(response))
       const chunks = yield* Stream.runCollect(Stream.decodeText(response.stream))
       assert.strictEqual(Chunk.join(chunks, ""), "data: 1\n\ndata: 2\n\n")
     }).pipe(lean))
@@ -131,6 +132,8 @@ describe("upstream client", () => {
       assert.isTrue(Option.isNone(yield* Fiber.poll(call)))
       finish()
       const response = yield* Fiber.join(call)
+      // It says so, and the upstream instrumentation reads nothing more of it.
+      assert.isTrue(Upstream.inHand(response))
       // A byte-order mark is not text (as undici's own read); the bytes are as sent.
       assert.strictEqual(yield* response.text, '{"whole":"yes","bytes":[1,2]}')
       assert.deepStrictEqual(yield* response.json, { whole: "yes", bytes: [1, 2] })

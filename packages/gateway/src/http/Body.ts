@@ -7,6 +7,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as IncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Http from "node:http"
@@ -81,9 +82,9 @@ const drainMs = 2_000
 /**
  * The body of a request whose message Node has parsed to its end (`complete`: every byte of it is
  * in the stream's buffer, as for most small bodies, which arrive with their head), taken at once,
- * with the same limits as `readNode` — no wait, no listeners. Nothing more can arrive, so a refusal
- * needs no draining. `undefined` when the message is not complete or its stream is being read
- * already.
+ * with the same limits as `readStreamed` — no wait, no listeners: the bytes, or the refusal (413,
+ * 429, 503; nothing more can arrive, so it needs no draining). `undefined` when the message is not
+ * complete or its stream is being read already.
  */
 export const readBuffered = (
   req: Http.IncomingMessage,
@@ -91,37 +92,28 @@ export const readBuffered = (
   maxBytes: number,
   budget: Budget | undefined,
   tenant: string | undefined
-): Effect.Effect<Buffer, HttpError> | undefined => {
+): Buffer | HttpError | undefined => {
   if (!req.complete || req.readableEnded || req.readableFlowing === true || req.readableObjectMode) return undefined
   const bytes = req.readableLength
-  if (bytes > maxBytes) return Effect.fail(httpError(413, `the request body exceeds ${maxBytes} bytes`))
+  if (bytes > maxBytes) return httpError(413, `the request body exceeds ${maxBytes} bytes`)
   if (budget !== undefined && bytes > 0) {
     const over = budget.reserve(tenant, bytes, 0)
-    if (over === "tenant") return Effect.fail(overTenant())
-    if (over === "process") return Effect.fail(overProcess())
+    if (over === "tenant") return overTenant()
+    if (over === "process") return overProcess()
     res?.once("close", () => budget.release(tenant, bytes))
   }
   // With no size, `read()` takes the whole buffer as one chunk and lets the stream end.
   const body = bytes === 0 ? null : (req.read() as Buffer | null)
   if (body === null) req.read()
-  return Effect.succeed(body ?? Buffer.alloc(0))
+  return body ?? Buffer.alloc(0)
 }
 
 /**
- * Reads the body of a Node request: counts every chunk against `maxBytes` and the budget, and
- * once a limit is passed keeps reading (discarding) for a bounded while, so the client receives the
- * answer rather than a reset; past that bound the answer closes the connection. A body already
- * whole in the stream's buffer is taken at once (`readBuffered`).
+ * Reads the body of a Node request still arriving (or not yet parsed to its end), chunk by chunk:
+ * counts every chunk against `maxBytes` and the budget, and once a limit is passed keeps reading
+ * (discarding) for a bounded while, so the client receives the answer rather than a reset; past
+ * that bound the answer closes the connection.
  */
-const readNode = (
-  req: Http.IncomingMessage,
-  res: Http.ServerResponse | undefined,
-  maxBytes: number,
-  budget: Budget | undefined,
-  tenant: string | undefined
-) => readBuffered(req, res, maxBytes, budget, tenant) ?? readStreamed(req, res, maxBytes, budget, tenant)
-
-/** `readNode` for a body still arriving (or not yet parsed to its end): chunk by chunk, as it comes. */
 const readStreamed = (
   req: Http.IncomingMessage,
   res: Http.ServerResponse | undefined,
@@ -211,51 +203,63 @@ const readStreamed = (
     })
   })
 
+const jsonType = /^application\/([a-z0-9.+-]*\+)?json\b/i
+
+/** The parsed body, or the 400 of one that is empty, does not parse or nests too deep. */
+const parseJson = (text: string): Effect.Effect<unknown, HttpError> => {
+  if (text.length === 0) return Effect.fail(httpError(400, "the request body is empty; send a JSON object", { param: "body" }))
+  let json: unknown
+  try {
+    // V8 parses without recursion; the depth is checked before anything recursive sees the value.
+    json = JSON.parse(text)
+  } catch (e) {
+    return Effect.fail(httpError(400, `malformed JSON: ${(e as Error).message}`, { param: "body" }))
+  }
+  const deep = tooDeep(json)
+  return deep !== undefined ? Effect.fail(nestingError(deep)) : Effect.succeed(json)
+}
+
 /**
  * Reads a JSON body of at most `maxBytes`: 415 unless the content type is JSON, 413 when larger,
  * 429/503 when the tenant's or the process's bytes in flight are exhausted, 400 when it does not
  * parse or nests too deep. Parsed once; never re-serialised here.
+ *
+ * One step of the runtime for a body already whole in Node's buffer (`readBuffered`): the
+ * request and the settings are read from the fiber, and the checks, the read and the parse run
+ * as plain code; a body still arriving is waited for (`readStreamed`), then parsed.
  */
-export const readJson = (maxBytes: number, tenant?: string) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+export const readJson = (maxBytes: number, tenant?: string): Effect.Effect<unknown, HttpError, HttpServerRequest.HttpServerRequest> =>
+  Effect.withFiberRuntime((fiber) => {
+    const context = fiber.currentContext as Context.Context<HttpServerRequest.HttpServerRequest>
+    const request = Context.get(context, HttpServerRequest.HttpServerRequest)
     const type = request.headers["content-type"]
-    if (type === undefined || !/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type.trim())) {
-      return yield* httpError(415, "the request body must be JSON: send Content-Type: application/json")
+    if (type === undefined || !jsonType.test(type.trim())) {
+      return Effect.fail(httpError(415, "the request body must be JSON: send Content-Type: application/json"))
     }
     const declared = Number(request.headers["content-length"])
     const tooLarge = () => httpError(413, `the request body exceeds ${maxBytes} bytes`)
-    if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge()
+    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge())
     const req = nodeRequest(request)
-    let text: string
-    if (req !== undefined) {
-      const settings = yield* Effect.serviceOption(Settings)
-      const budget = Option.isSome(settings) ? budgetOf(settings.value) : undefined
-      if (budget !== undefined && Number.isFinite(declared) && declared > 0) {
-        // Refused before a byte is read when the declared size cannot fit.
-        const over = budget.wouldExceed(tenant, declared)
-        if (over === "tenant") return yield* overTenant()
-        if (over === "process") return yield* overProcess()
-      }
-      text = (yield* readNode(req, nodeResponse(request), maxBytes, budget, tenant)).toString("utf8")
-    } else {
-      text = yield* request.text.pipe(
+    if (req === undefined) {
+      return request.text.pipe(
         IncomingMessage.withMaxBodySize(Option.some(maxBytes)),
         Effect.mapError((e) =>
           String(e.cause ?? e).includes("max") || String(e).includes("size")
             ? tooLarge()
-            : httpError(400, "the request body could not be read"))
+            : httpError(400, "the request body could not be read")),
+        Effect.flatMap(parseJson)
       )
     }
-    if (text.length === 0) return yield* httpError(400, "the request body is empty; send a JSON object", { param: "body" })
-    let json: unknown
-    try {
-      // V8 parses without recursion; the depth is checked before anything recursive sees the value.
-      json = JSON.parse(text)
-    } catch (e) {
-      return yield* httpError(400, `malformed JSON: ${(e as Error).message}`, { param: "body" })
+    const settings = Context.getOption(context as Context.Context<unknown>, Settings)
+    const budget = Option.isSome(settings) ? budgetOf(settings.value) : undefined
+    if (budget !== undefined && Number.isFinite(declared) && declared > 0) {
+      // Refused before a byte is read when the declared size cannot fit.
+      const over = budget.wouldExceed(tenant, declared)
+      if (over === "tenant") return Effect.fail(overTenant())
+      if (over === "process") return Effect.fail(overProcess())
     }
-    const deep = tooDeep(json)
-    if (deep !== undefined) return yield* nestingError(deep)
-    return json
+    const res = nodeResponse(request)
+    const buffered = readBuffered(req, res, maxBytes, budget, tenant)
+    if (buffered === undefined) return Effect.flatMap(readStreamed(req, res, maxBytes, budget, tenant), (bytes) => parseJson(bytes.toString("utf8")))
+    return buffered instanceof HttpError ? Effect.fail(buffered) : parseJson(buffered.toString("utf8"))
   })

@@ -38,6 +38,14 @@ const unknown = { vendor: "unknown", operation: "unknown" } as const
 
 const isJson = (contentType: string | undefined) => contentType !== undefined && /\bjson\b/i.test(contentType)
 
+const inHandKey = Symbol.for("@genway/gateway/upstream/bodyInHand")
+
+/**
+ * Whether `response`'s whole body is already in its client's hand (a response of the gateway's
+ * client says so under this key: platform/UpstreamClient.ts): reading it waits for nothing.
+ */
+export const inHand = (response: object): boolean => (response as { readonly [inHandKey]?: boolean })[inHandKey] === true
+
 /**
  * The HTTP client with every request measured and counted. `origins` maps a vendor's configured
  * origin to its id, for calls made outside a labelled operation (background pollers).
@@ -53,9 +61,10 @@ export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<s
       const labels = fiber.getFiberRef(currentUpstream) ?? cell?.upstream ?? byOrigin(origins, request.url)
       const started = performance.now()
       let headMs: number | undefined
-      const measured = cell === undefined ? effect : Effect.tap(effect, (response) => {
+      // A body the client already holds (UpstreamClient reads JSON answers whole) has arrived: no read.
+      const measured = cell === undefined ? effect : Effect.flatMap(effect, (response) => {
         headMs = performance.now() - started
-        return isJson(response.headers["content-type"]) ? Effect.ignore(response.text) : Effect.void
+        return inHand(response) || !isJson(response.headers["content-type"]) ? Effect.succeed(response) : Effect.as(Effect.ignore(response.text), response)
       })
       return Effect.onExit(measured, (exit) =>
         Effect.sync(() => {

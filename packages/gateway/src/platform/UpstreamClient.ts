@@ -73,6 +73,9 @@ const readsWhole = (data: Dispatcher.ResponseData<null>): boolean => {
   return length === undefined || (typeof length === "string" && Number(length) <= wholeJsonBytes)
 }
 
+/** The key under which a response says its body was read within its exchange. */
+const bodyInHand = Symbol.for("@genway/gateway/upstream/bodyInHand")
+
 /** A body read within its exchange: its bytes, or why the read failed. */
 type Whole = { readonly bytes: Buffer } | { readonly failure: unknown }
 
@@ -148,6 +151,10 @@ class Response extends Inspectable.Class implements HttpClientResponse.HttpClien
   }
   get status() {
     return this.source.statusCode
+  }
+  /** Whether the body was read within the exchange (observability/Upstream.ts reads this key). */
+  get [bodyInHand](): boolean {
+    return this.whole !== undefined
   }
   get headers(): Headers.Headers {
     return (this.cachedHeaders ??= Headers.fromInput(this.source.headers as Headers.Input))

@@ -32,6 +32,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as Ledger from "../ledger/Ledger.js"
 import * as Cadence from "../platform/Cadence.js"
+import { nowOf } from "../platform/FiberTime.js"
 import * as WriteBatch from "../platform/WriteBatch.js"
 import { Settings } from "../platform/Config.js"
 import * as Poller from "./Poller.js"
@@ -203,7 +204,8 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
 
     /** Records a response the gateway does not keep; a failure is logged, the answer still goes out. */
     const recordUnkept = (request: ResponseRequest, response: Responses.ResponseObject) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => {
+      Effect.withFiberRuntime<void, SqlError>((fiber) => {
+        const at = nowOf(fiber)
         const usage = Ledger.responseUsage(request, response, at)
         return usage === undefined ? Effect.void : write({ usage, now: at })
       }).pipe(
@@ -246,10 +248,12 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     }
 
     /**
-     * Checks the gateway's own rules, then the body to send upstream. A plain function: a request
-     * that continues no earlier response (most) is checked without a fiber step.
+     * Checks the gateway's own rules, then the body to send upstream: the body itself for a request
+     * that continues no earlier response (most), checked as plain code; an effect otherwise.
      */
-    const prepare = (request: ResponseRequest): Effect.Effect<Readonly<Record<string, unknown>>, RequestRefused | SqlError> => {
+    const prepare = (
+      request: ResponseRequest
+    ): Readonly<Record<string, unknown>> | Effect.Effect<Readonly<Record<string, unknown>>, RequestRefused | SqlError> => {
       const body = request.body
       if (body["background"] === true && body["store"] === false) {
         return Effect.fail(
@@ -263,7 +267,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       const model = modelFor(request.entry, body["model"])
       const upstream = model === body["model"] ? body : { ...body, model }
       const previous = body["previous_response_id"]
-      if (typeof previous !== "string") return Effect.succeed(upstream)
+      if (typeof previous !== "string") return upstream
       // The vendor sees one account for every tenant: only the caller's own responses may be continued.
       return Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.flatMap(store.find(request.tenant, request.entry.id, previous, now), (own) =>
@@ -278,10 +282,17 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
             : Effect.succeed(upstream)))
     }
 
+    /** The body to send upstream and the time, in one step (see `prepare`). */
+    const begin = (request: ResponseRequest) =>
+      Effect.withFiberRuntime<{ readonly body: Readonly<Record<string, unknown>>; readonly now: number }, RequestRefused | SqlError>((fiber) => {
+        const now = nowOf(fiber)
+        const body = prepare(request)
+        return Effect.isEffect(body) ? Effect.map(body, (b) => ({ body: b, now })) : Effect.succeed({ body, now })
+      })
+
     const create = (request: ResponseRequest) =>
       Effect.gen(function*() {
-        const body = yield* prepare(request)
-        const now = yield* Clock.currentTimeMillis
+        const { body, now } = yield* begin(request)
         if (Option.isSome(live)) {
           const response = Responses.withOutputText(yield* live.value.create(body))
           if (keeps(body)) yield* keep(request, "live", response, null, now, now + (yield* pollDelay(request.entry, true)))
@@ -301,8 +312,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
 
     const stream = (request: ResponseRequest) =>
       Effect.gen(function*() {
-        const body = yield* prepare(request)
-        const now = yield* Clock.currentTimeMillis
+        const { body, now } = yield* begin(request)
         let source: Stream.Stream<Responses.ResponseEvent, Responses.UpstreamError>
         let sandboxFinal: Responses.ResponseObject | undefined
         if (Option.isSome(live)) {
