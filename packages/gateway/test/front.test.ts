@@ -235,6 +235,25 @@ describe("the front", () => {
       req.destroy()
       yield* Deferred.await(abandoned)
     }))
+
+  it.scoped("a request with a small body starts once its body is parsed; its client going away, even before it starts, interrupts it", () =>
+    Effect.gen(function*() {
+      const abandoned = yield* Deferred.make<void>()
+      const scoped = HttpRouter.empty.pipe(
+        HttpRouter.post("/echo-body", Effect.flatMap(HttpServerRequest.HttpServerRequest, (r) => Effect.map(Effect.orDie(r.text), (t) => HttpServerResponse.text(`got ${t}`)))),
+        HttpRouter.post("/hangs", Effect.onInterrupt(Effect.never, () => Deferred.succeed(abandoned, undefined)))
+      )
+      const fallback = yield* NodeHttpServer.makeHandler(scoped)
+      const { base } = yield* listen(yield* Front.make(scoped, (_r, route) => Front.handlerOf(route), fallback))
+      const echoed = yield* call(`${base}/echo-body`, { method: "POST", body: "small" })
+      assert.strictEqual(echoed.body, "got small")
+      // Sent whole, then gone at once: whether the close comes before the handler starts or after,
+      // the handler ends interrupted.
+      const req = httpRequest(`${base}/hangs`, { method: "POST", headers: { "content-length": "5" } })
+      req.on("error", () => {})
+      req.end("small", () => req.destroy())
+      yield* Deferred.await(abandoned)
+    }))
 })
 
 const e2 = "/vendors/vendor-a/v1/responses"

@@ -39,6 +39,7 @@ import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as Inspectable from "effect/Inspectable"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
@@ -287,15 +288,22 @@ export const make = <E, R>(
         ),
         Effect.uninterruptible
       )
+      // A client gone before the answer ends interrupts the fiber (at once when it starts, if it
+      // went away before).
+      let fiber: Fiber.RuntimeFiber<void, never> | undefined
+      let gone = false
+      res.on("close", () => {
+        if (res.writableEnded) return
+        gone = true
+        fiber?.unsafeInterruptAsFork(ServerError.clientAbortFiberId)
+      })
       const start = () => {
-        const fiber = Runtime.runFork(Runtime.make({
+        fiber = Runtime.runFork(Runtime.make({
           context: Context.unsafeMake(services) as Context.Context<R>,
           fiberRefs: runtime.fiberRefs,
           runtimeFlags: runtime.runtimeFlags
         }))(program as Effect.Effect<void, never, R>)
-        res.on("close", () => {
-          if (!res.writableEnded) fiber.unsafeInterruptAsFork(ServerError.clientAbortFiberId)
-        })
+        if (gone) fiber.unsafeInterruptAsFork(ServerError.clientAbortFiberId)
       }
       // The request event comes as soon as the head is parsed, and the fiber would run at once,
       // before the parser has gone on to the body that came with the head. A request with a small
