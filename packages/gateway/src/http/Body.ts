@@ -12,8 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Http from "node:http"
 import { Settings } from "../platform/Config.js"
+import * as MediaType from "../platform/MediaType.js"
 import { HttpError, httpError } from "./Errors.js"
-import { type Budget, budgetOf, nodeRequest, nodeResponse } from "./Limits.js"
+import { type Budget, budgetOf, nodeRequest, nodeResponse, type Over } from "./Limits.js"
 
 /** The deepest nesting of arrays and objects a JSON body may have (the body itself is level 1). */
 export const maxJsonDepth = 64
@@ -51,6 +52,9 @@ const nestingError = (path: ReadonlyArray<string | number>) => {
   })
 }
 
+/** The 413 of a body over the route's limit. */
+const tooLarge = (maxBytes: number) => httpError(413, `the request body exceeds ${maxBytes} bytes`)
+
 const retryAfter = { "retry-after": "1" }
 const overTenant = () =>
   httpError(429, "too many request bytes in flight for this tenant; retry after the current requests finish", {
@@ -62,6 +66,10 @@ const overProcess = () =>
     headers: retryAfter,
     openAiType: "api_error"
   })
+
+/** The refusal of a budget's verdict: 429 over the tenant's bytes in flight, 503 over the process's. */
+const overBudget = (over: Over): HttpError | undefined =>
+  over === "tenant" ? overTenant() : over === "process" ? overProcess() : undefined
 
 /** The same error, answered with `Connection: close`. */
 const withClose = (e: HttpError) =>
@@ -95,11 +103,10 @@ export const readBuffered = (
 ): Buffer | HttpError | undefined => {
   if (!req.complete || req.readableEnded || req.readableFlowing === true || req.readableObjectMode) return undefined
   const bytes = req.readableLength
-  if (bytes > maxBytes) return httpError(413, `the request body exceeds ${maxBytes} bytes`)
+  if (bytes > maxBytes) return tooLarge(maxBytes)
   if (budget !== undefined && bytes > 0) {
-    const over = budget.reserve(tenant, bytes, 0)
-    if (over === "tenant") return overTenant()
-    if (over === "process") return overProcess()
+    const refused = overBudget(budget.reserve(tenant, bytes, 0))
+    if (refused !== undefined) return refused
     res?.once("close", () => budget.release(tenant, bytes))
   }
   // With no size, `read()` takes the whole buffer as one chunk and lets the stream end.
@@ -169,11 +176,10 @@ const readStreamed = (
         return
       }
       bytes += chunk.length
-      if (bytes > maxBytes) return refuse(httpError(413, `the request body exceeds ${maxBytes} bytes`))
+      if (bytes > maxBytes) return refuse(tooLarge(maxBytes))
       if (budget !== undefined) {
-        const over = budget.reserve(tenant, chunk.length, held.bytes)
-        if (over === "tenant") return refuse(overTenant())
-        if (over === "process") return refuse(overProcess())
+        const refused = overBudget(budget.reserve(tenant, chunk.length, held.bytes))
+        if (refused !== undefined) return refuse(refused)
         held.bytes += chunk.length
       }
       chunks.push(chunk)
@@ -203,8 +209,6 @@ const readStreamed = (
     })
   })
 
-const jsonType = /^application\/([a-z0-9.+-]*\+)?json\b/i
-
 /** The parsed body, or the 400 of one that is empty, does not parse or nests too deep. */
 const parseJson = (text: string): Effect.Effect<unknown, HttpError> => {
   if (text.length === 0) return Effect.fail(httpError(400, "the request body is empty; send a JSON object", { param: "body" }))
@@ -233,19 +237,18 @@ export const readJson = (maxBytes: number, tenant?: string): Effect.Effect<unkno
     const context = fiber.currentContext as Context.Context<HttpServerRequest.HttpServerRequest>
     const request = Context.get(context, HttpServerRequest.HttpServerRequest)
     const type = request.headers["content-type"]
-    if (type === undefined || !jsonType.test(type.trim())) {
+    if (!MediaType.isJson(type)) {
       return Effect.fail(httpError(415, "the request body must be JSON: send Content-Type: application/json"))
     }
     const declared = Number(request.headers["content-length"])
-    const tooLarge = () => httpError(413, `the request body exceeds ${maxBytes} bytes`)
-    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge())
+    if (Number.isFinite(declared) && declared > maxBytes) return Effect.fail(tooLarge(maxBytes))
     const req = nodeRequest(request)
     if (req === undefined) {
       return request.text.pipe(
         IncomingMessage.withMaxBodySize(Option.some(maxBytes)),
         Effect.mapError((e) =>
           String(e.cause ?? e).includes("max") || String(e).includes("size")
-            ? tooLarge()
+            ? tooLarge(maxBytes)
             : httpError(400, "the request body could not be read")),
         Effect.flatMap(parseJson)
       )
@@ -254,9 +257,8 @@ export const readJson = (maxBytes: number, tenant?: string): Effect.Effect<unkno
     const budget = Option.isSome(settings) ? budgetOf(settings.value) : undefined
     if (budget !== undefined && Number.isFinite(declared) && declared > 0) {
       // Refused before a byte is read when the declared size cannot fit.
-      const over = budget.wouldExceed(tenant, declared)
-      if (over === "tenant") return Effect.fail(overTenant())
-      if (over === "process") return Effect.fail(overProcess())
+      const refused = overBudget(budget.wouldExceed(tenant, declared))
+      if (refused !== undefined) return Effect.fail(refused)
     }
     const res = nodeResponse(request)
     const buffered = readBuffered(req, res, maxBytes, budget, tenant)

@@ -19,6 +19,7 @@ import * as FiberRef from "effect/FiberRef"
 import { globalValue } from "effect/GlobalValue"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as MediaType from "../platform/MediaType.js"
 import * as Metrics from "./Metrics.js"
 import { ofContext, spanned } from "./Request.js"
 
@@ -36,7 +37,6 @@ const outcomeOf = (status: number) =>
 
 const unknown = { vendor: "unknown", operation: "unknown" } as const
 
-const isJson = (contentType: string | undefined) => contentType !== undefined && /\bjson\b/i.test(contentType)
 
 const inHandKey = Symbol.for("@genway/gateway/upstream/bodyInHand")
 
@@ -64,7 +64,7 @@ export const instrument = (client: HttpClient.HttpClient, origins: ReadonlyMap<s
       // A body the client already holds (UpstreamClient reads JSON answers whole) has arrived: no read.
       const measured = cell === undefined ? effect : Effect.flatMap(effect, (response) => {
         headMs = performance.now() - started
-        return inHand(response) || !isJson(response.headers["content-type"]) ? Effect.succeed(response) : Effect.as(Effect.ignore(response.text), response)
+        return inHand(response) || !MediaType.isJson(response.headers["content-type"]) ? Effect.succeed(response) : Effect.as(Effect.ignore(response.text), response)
       })
       return Effect.onExit(measured, (exit) =>
         Effect.sync(() => {

@@ -48,6 +48,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Pool } from "undici"
+import * as MediaType from "./MediaType.js"
 import type { Dispatcher } from "undici"
 
 type Body = Dispatcher.ResponseData["body"]
@@ -61,14 +62,12 @@ const unread = new FinalizationRegistry<Body>((body) => {
 const noop = () => {}
 
 /** The longest JSON answer (by its `Content-Length`) read whole within the exchange. */
-export const wholeJsonBytes = 16 * 1024 * 1024
-
-const jsonType = /^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i
+const wholeJsonBytes = 16 * 1024 * 1024
 
 /** Whether an answer is JSON to read within its exchange (see the module's comment). */
 const readsWhole = (data: Dispatcher.ResponseData<null>): boolean => {
   const type = data.headers["content-type"]
-  if (typeof type !== "string" || !jsonType.test(type)) return false
+  if (typeof type !== "string" || !MediaType.isJson(type)) return false
   const length = data.headers["content-length"]
   return length === undefined || (typeof length === "string" && Number(length) <= wholeJsonBytes)
 }
