@@ -39,6 +39,18 @@ describe("Blobs.local", () => {
         assert.deepStrictEqual(fs.readdirSync(dir), ["0.mp4"])
       }))
 
+    it.effect(`${form}: writes of one object at once each use a temporary name of their own`, () =>
+      Effect.gen(function*() {
+        const root = Harness.tempDir()
+        const blobs = yield* Blobs.local(root)
+        // Two writers sharing a temporary name would rename one file twice: the second would fail.
+        const texts = Array.from({ length: 8 }, (_, i) => `object ${i}`)
+        const sizes = yield* Effect.forEach(texts, (text) => blobs.put("media/task-4/0.mp4", body(text)), { concurrency: "unbounded" })
+        assert.deepStrictEqual(sizes, texts.map((t) => t.length))
+        assert.include(texts, yield* read(blobs, "media/task-4/0.mp4"))
+        assert.deepStrictEqual(fs.readdirSync(path.join(root, "media", "task-4")), ["0.mp4"])
+      }))
+
     it.effect(`${form}: a write that cannot land fails with MediaError and leaves nothing`, () =>
       Effect.gen(function*() {
         const root = Harness.tempDir()

@@ -54,8 +54,13 @@ export const local = (root: string): Effect.Effect<Blobs> =>
     yield* Effect.promise(() => Files.privateDirAsync(path.join(root, "media")))
     yield* Effect.promise(() => Files.privateDirAsync(path.join(root, "inputs")))
     const fileOf = (name: string) => path.join(root, ...name.split("/"))
-    /** Where an object is written before it is renamed into place. */
-    const temporaryOf = (file: string) => `${file}.${randomBytes(4).toString("hex")}.tmp`
+    /**
+     * Where an object is written before it is renamed into place: a name no other write uses —
+     * this store's random tag (other processes on the same directory have their own) and a count.
+     */
+    const tag = randomBytes(4).toString("hex")
+    let written = 0
+    const temporaryOf = (file: string) => `${file}.${tag}${(written++).toString(36)}.tmp`
 
     /**
      * Bytes in memory: the folder (made as the stream path makes it), the file written whole
