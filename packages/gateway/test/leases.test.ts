@@ -200,7 +200,9 @@ describe("leases", () => {
         const working = yield* Effect.fork(Harness.work)
         yield* waitFor(() => state.downloadsStarted === 1)
         const bytes = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112])
-        const key = yield* media.put(id, 0, "video/mp4", Stream.make(bytes), null)
+        const copy = yield* media.write(id, 0, "video/mp4", Stream.make(bytes), null)
+        yield* media.record([copy])
+        const key = copy.key
         yield* sql`UPDATE tasks SET status = 'completed', result = ${JSON.stringify([{ media: key }])},
           lease_owner = NULL, lease_until = NULL, version = version + 1 WHERE id = ${id}`
 
@@ -211,6 +213,45 @@ describe("leases", () => {
         assert.strictEqual(state.downloadsDone, 1)
         assert.strictEqual((yield* row(id)).status, "completed")
         assert.strictEqual((yield* media.lookup(key))._tag, "Found")
+        const read = yield* Harness.send(Harness.get(`${e4.path}/${id}`))
+        const url = new URL(read.json.videos[0])
+        const served = yield* Harness.send(Harness.get(`${url.pathname}${url.search}`, undefined))
+        assert.strictEqual(served.status, 200)
+      }))
+  })
+
+  gateway()((it) => {
+    it.effect("a result's media rows commit with its completion: a completion that fails records none, the next one records them", () =>
+      Effect.gen(function*() {
+        state.submitGate = Effect.runSync(Deferred.make<void>())
+        state.downloadGate = Effect.runSync(Deferred.make<void>())
+        yield* Deferred.succeed(state.submitGate, undefined)
+        yield* Deferred.succeed(state.downloadGate, undefined)
+        state.downloadsStarted = state.downloadsDone = state.interrupted = 0
+        const sql = yield* SqlClient.SqlClient
+        const created = yield* Harness.send(Harness.post(e4.path, { prompt: "refused completion" }))
+        const id: string = created.json.task_info.id
+        yield* Harness.work
+        yield* TestClock.adjust("1 minute")
+        // The database refuses the completing write (as a full disk or a lost connection would).
+        yield* sql`CREATE TRIGGER refuse_completion BEFORE UPDATE OF status ON tasks WHEN NEW.status = 'completed'
+          BEGIN SELECT RAISE(ABORT, 'completion refused by the test'); END`
+        yield* Harness.work
+        assert.strictEqual(state.downloadsDone, 1)
+        const refused = yield* row(id)
+        assert.strictEqual(refused.status, "pending")
+        assert.strictEqual(refused.attempts, 1)
+        assert.strictEqual((yield* sql`SELECT key FROM media WHERE task_id = ${id}`).length, 0)
+
+        // Once the database takes it, the retried step copies again and records the copy with the completion.
+        yield* sql`DROP TRIGGER refuse_completion`
+        yield* TestClock.adjust("10 minutes")
+        yield* Harness.work
+        assert.strictEqual(state.downloadsDone, 2)
+        const done = yield* row(id)
+        assert.strictEqual(done.status, "completed")
+        const media = yield* sql<{ readonly key: string }>`SELECT key FROM media WHERE task_id = ${id}`
+        assert.deepStrictEqual(media.map((m) => m.key), [`${id}/0.mp4`])
         const read = yield* Harness.send(Harness.get(`${e4.path}/${id}`))
         const url = new URL(read.json.videos[0])
         const served = yield* Harness.send(Harness.get(`${url.pathname}${url.search}`, undefined))

@@ -33,6 +33,16 @@ export type MediaLookup =
   | { readonly _tag: "Gone"; readonly deletedAt: number }
   | { readonly _tag: "NotFound" }
 
+/** A result object in the store, as `write` left it: recorded by `record`. */
+export interface Written {
+  readonly key: string
+  readonly taskId: string
+  readonly contentType: string
+  readonly bytes: number
+  readonly createdAt: number
+  readonly expiresAt: number | null
+}
+
 /** The outcome of checking a signed URL. */
 export type SignatureCheck = "valid" | "expired" | "invalid"
 
@@ -73,34 +83,39 @@ const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
   const fileOf = (key: string) => `media/${key}`
 
   /**
-   * Writes one result object (readers see the old or the whole new one) and records it. Writing
-   * the same key again replaces it, so a retried mirror after a crash is harmless. `body` is a
-   * stream, or the whole object when it is in memory already (see `Blobs.put`).
+   * Writes one result object (readers see the old or the whole new one), not yet recorded: the
+   * caller records it with `record`, in the transaction that publishes it (the worker: the one that
+   * completes the task). Writing the same key again replaces it, so a retried mirror after a crash
+   * is harmless. `body` is a stream, or the whole object when it is in memory already (see
+   * `Blobs.put`).
    */
-  const put = <E>(
+  const write = <E>(
     taskId: string,
     index: number,
     contentType: string,
     body: Stream.Stream<Uint8Array, E> | Uint8Array,
     expiresAt: number | null
-  ) =>
+  ): Effect.Effect<Written, MediaError | E> =>
     Effect.gen(function*() {
       const key = `${taskId}/${index}.${extensionFor(contentType)}`
       const bytes = yield* blobs.put(fileOf(key), body)
-      const now = yield* Clock.currentTimeMillis
-      yield* sql.onDialectOrElse({
+      const createdAt = yield* Clock.currentTimeMillis
+      return { key, taskId, contentType, bytes, createdAt, expiresAt }
+    })
+
+  /** Records written objects: run it in the caller's transaction (a re-recorded key is replaced). */
+  const record = (objects: ReadonlyArray<Written>) =>
+    Effect.forEach(objects, (o) =>
+      sql.onDialectOrElse({
         pg: () =>
           sql`INSERT INTO media (key, task_id, content_type, bytes, created_at, expires_at)
-            VALUES (${key}, ${taskId}, ${contentType}, ${bytes}, ${now}, ${expiresAt})
+            VALUES (${o.key}, ${o.taskId}, ${o.contentType}, ${o.bytes}, ${o.createdAt}, ${o.expiresAt})
             ON CONFLICT (key) DO UPDATE SET content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes,
               created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at, deleted_at = NULL`,
-        // In a transaction: on SQLite it joins the group commit (see tasks/Store.ts, `update`).
         orElse: () =>
-          sql.withTransaction(sql`INSERT OR REPLACE INTO media (key, task_id, content_type, bytes, created_at, expires_at)
-            VALUES (${key}, ${taskId}, ${contentType}, ${bytes}, ${now}, ${expiresAt})`)
-      })
-      return key
-    })
+          sql`INSERT OR REPLACE INTO media (key, task_id, content_type, bytes, created_at, expires_at)
+            VALUES (${o.key}, ${o.taskId}, ${o.contentType}, ${o.bytes}, ${o.createdAt}, ${o.expiresAt})`
+      }), { discard: true })
 
   /** Finds a stored file for serving. */
   const lookup = (key: string) =>
@@ -160,7 +175,7 @@ const make = (blobs: Blobs.Blobs) => Effect.gen(function*() {
   const ping = blobs.ping
   const kind = blobs.kind
 
-  return { signUrl, checkSignature, put, lookup, read, sweep, spool, unspool, dropSpool, discard, ping, kind } as const
+  return { signUrl, checkSignature, write, record, lookup, read, sweep, spool, unspool, dropSpool, discard, ping, kind } as const
 })
 
 /** The media store. */

@@ -5,6 +5,7 @@
  * owner per task, and an expired lease (a dead replica) is simply claimed again.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Errors, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -19,7 +20,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
-import { MediaStore } from "../platform/MediaStore.js"
+import { MediaStore, type Written } from "../platform/MediaStore.js"
 import * as TaskBodies from "./Bodies.js"
 import * as Hand from "../platform/Hand.js"
 import * as Lease from "./Lease.js"
@@ -80,6 +81,12 @@ const millis = (d: Duration.DurationInput) => Duration.toMillis(Duration.decode(
 export const backoffMs = Cadence.backoffMs
 
 const failure = (code: number, title: string, detail: string) => new TaskInfo.TaskError({ code, title, detail })
+
+/** One item of a result, and the copy it names when the gateway stored one (recorded on completion). */
+interface Mirrored {
+  readonly item: ResultItem
+  readonly written?: Written
+}
 
 const lostSubmit = failure(
   TaskInfo.TaskErrorCode.ExecutionError,
@@ -143,9 +150,9 @@ const make = Effect.gen(function*() {
   const pollDelay = (entry: ModelEntry.ModelEntry, hint: Duration.DurationInput | undefined, first: boolean) =>
     Cadence.pollDelay(entry, { override: settings.pollIntervalMs, hint, first })
 
-  const finish = (task: Task, now: number, patch: TaskPatch, note: string) =>
+  const finish = (task: Task, now: number, patch: TaskPatch, note: string, also?: Effect.Effect<unknown, SqlError>) =>
     Effect.tap(
-      store.update(task, { ...patch, finishedAt: now, leaseOwner: null, leaseUntil: null }, now, note),
+      store.update(task, { ...patch, finishedAt: now, leaseOwner: null, leaseUntil: null }, now, note, also),
       // Only the worker whose update applied cleans up: a stale one must not take inputs away.
       (applied) => (Option.isSome(applied) && TaskBodies.hasSpool(task.request) ? media.dropSpool(task.id) : Effect.void)
     )
@@ -184,13 +191,20 @@ const make = Effect.gen(function*() {
       "submitted"
     ))
 
+  /**
+   * The result's items: a vendor URL kept as is, or an object copied to the media store. The copies
+   * are written, not yet recorded: their rows go in with the update that completes the task (see
+   * `apply`), so a task is never completed without them, and rows of a task that did not complete
+   * are never written. (A copy whose completion never commits — a crash, then a failure — stays in
+   * the store without a row, as a partial temporary file would; a retried mirror replaces it.)
+   */
   const mirror = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, sources: ReadonlyArray<VendorAdapter.MediaSource>, now: number) =>
     Effect.forEach(sources, (source, index) => {
-      if (source._tag === "Url" && !entry.mirror) return Effect.succeed<ResultItem>({ url: source.url })
+      if (source._tag === "Url" && !entry.mirror) return Effect.succeed<Mirrored>({ item: { url: source.url } })
       const expiresAt = entry.retention === null ? null : now + millis(entry.retention)
       return adapter.download(source).pipe(
-        Effect.flatMap((d) => media.put(task.id, index, d.contentType, d.bytes ?? (d.body as Stream.Stream<Uint8Array, unknown>), expiresAt)),
-        Effect.map((key): ResultItem => ({ media: key }))
+        Effect.flatMap((d) => media.write(task.id, index, d.contentType, d.bytes ?? (d.body as Stream.Stream<Uint8Array, unknown>), expiresAt)),
+        Effect.map((written): Mirrored => ({ item: { media: written.key }, written }))
       )
     }).pipe((e) => spanned(e, "task.mirror", { captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
 
@@ -241,15 +255,19 @@ const make = Effect.gen(function*() {
           return yield* guarded(task, mirror(task, entry, adapter, outcome.media, now)).pipe(
             Effect.matchEffect({
               onFailure: (e) => (e instanceof Lease.LeaseLost ? Effect.as(leaseLost(task, e), Option.none<Task>()) : onError(task, now, e, false)),
-              onSuccess: (result) =>
-                finish(
+              onSuccess: (mirrored) => {
+                const result = mirrored.map((m) => m.item)
+                const written = mirrored.flatMap((m) => (m.written === undefined ? [] : [m.written]))
+                return finish(
                   task,
                   now,
                   { status: "completed", result, reportedSeconds: outcome.reportedSeconds ?? null },
-                  `completed with ${result.length} ${entry.result ?? "items"}`
+                  `completed with ${result.length} ${entry.result ?? "items"}`,
+                  written.length === 0 ? undefined : media.record(written)
                 ).pipe(
                   Effect.tap((done) => (Option.isNone(done) ? dropOrphanedCopies(task.id, result) : Effect.void))
                 )
+              }
             })
           )
         })
