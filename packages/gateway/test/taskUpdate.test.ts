@@ -1,7 +1,7 @@
 /**
- * A task update writes the columns its patch names (tasks/Store.ts, `columnsOf`) and returns the
- * task as it now is, built rather than read back: after each kind of step a worker takes, the row
- * read back is that task, field for field. On SQLite, and on PostgreSQL when
+ * A task update returns the task as it now is, built rather than read back (tasks/Store.ts,
+ * `update`): after each kind of step a worker takes, the row read back is that task, field for
+ * field. On SQLite, and on PostgreSQL when
  * `GATEWAY_TEST_DATABASE_URL` is set (skipped otherwise, saying so).
  */
 import { Registry } from "@genway/registry"

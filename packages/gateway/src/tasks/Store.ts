@@ -163,51 +163,6 @@ const toTask = (r: typeof TaskRow.Type): Task => ({
 /** The tasks, or the first task, a statement returns, decoded. */
 const { all: tasksOf, one: taskOf } = Rows.decoder(TaskRow, toTask)
 
-/**
- * The columns an update writes: those of the fields `patch` names, and `updated_at`. The rest are
- * as the task was read (its version matched), so they are left alone: a column that is not set
- * costs nothing, while one that is set makes SQLite maintain every index on it (the claim and
- * lease indexes, on columns most steps do not change) and evaluate the status trigger. The order
- * of `patch`'s fields makes the statement's text (one prepared statement per call site).
- */
-const columnsOf = (patch: TaskPatch, updatedAt: number): Record<string, unknown> => {
-  const columns: Record<string, unknown> = {}
-  for (const field in patch) {
-    const value = patch[field as keyof TaskPatch]
-    if (value === undefined) continue
-    switch (field as keyof TaskPatch) {
-      case "error": {
-        const error = value as TaskInfo.TaskError | null
-        columns.error_code = error?.code ?? null
-        columns.error_title = error?.title ?? null
-        columns.error_detail = error?.detail ?? null
-        break
-      }
-      case "result":
-        columns.result = value === null ? null : JSON.stringify(value)
-        break
-      default:
-        columns[patchColumns[field as Exclude<keyof TaskPatch, "error" | "result">]] = value
-    }
-  }
-  columns.updated_at = updatedAt
-  return columns
-}
-
-/** The column of each field a `TaskPatch` may name (`error` and `result`: see `columnsOf`). */
-const patchColumns: Record<Exclude<keyof TaskPatch, "error" | "result">, string> = {
-  status: "status",
-  submitState: "submit_state",
-  upstreamRef: "upstream_ref",
-  attempts: "attempts",
-  nextRunAt: "next_run_at",
-  submittedAt: "submitted_at",
-  finishedAt: "finished_at",
-  reportedSeconds: "reported_seconds",
-  leaseOwner: "lease_owner",
-  leaseUntil: "lease_until"
-}
-
 const StatusCount = Schema.Struct({ status: Schema.String, n: Rows.Num })
 /** At most this many reschedules in one statement (three parameters each). */
 const rescheduleBatch = 500
@@ -415,7 +370,14 @@ const make = Effect.gen(function*() {
         yield* Effect.logWarning(`refused transition ${task.status} → ${next.status}`).pipe(Effect.annotateLogs("task", task.id))
         return Option.none<Task>()
       }
-      const changed = yield* noted(sql`UPDATE tasks SET ${sql.update(columnsOf(patch, updatedAt))}, version = version + 1
+      const changed = yield* noted(sql`UPDATE tasks SET
+          status = ${next.status}, submit_state = ${next.submitState}, upstream_ref = ${next.upstreamRef},
+          attempts = ${next.attempts}, next_run_at = ${next.nextRunAt}, submitted_at = ${next.submittedAt},
+          finished_at = ${next.finishedAt}, error_code = ${next.error?.code ?? null},
+          error_title = ${next.error?.title ?? null}, error_detail = ${next.error?.detail ?? null},
+          result = ${next.result === null ? null : JSON.stringify(next.result)}, reported_seconds = ${next.reportedSeconds},
+          lease_owner = ${next.leaseOwner}, lease_until = ${next.leaseUntil},
+          updated_at = ${updatedAt}, version = version + 1
         WHERE id = ${task.id} AND version = ${task.version}
         RETURNING id`)
       if (changed.length === 0) return Option.none<Task>()
