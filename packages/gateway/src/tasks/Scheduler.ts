@@ -82,11 +82,10 @@ export const backoffMs = Cadence.backoffMs
 
 const failure = (code: number, title: string, detail: string) => new TaskInfo.TaskError({ code, title, detail })
 
-/** One item of a result, and the copy it names when the gateway stored one (recorded on completion). */
-interface Mirrored {
-  readonly item: ResultItem
-  readonly written?: Written
-}
+/** One item of a mirrored result: a vendor URL kept as is, or a copy in the media store (recorded on completion). */
+type Mirrored = { readonly url: string } | Written
+
+const isCopy = (m: Mirrored): m is Written => "key" in m
 
 const lostSubmit = failure(
   TaskInfo.TaskErrorCode.ExecutionError,
@@ -200,12 +199,10 @@ const make = Effect.gen(function*() {
    */
   const mirror = (task: Task, entry: ModelEntry.ModelEntry, adapter: VendorAdapter.VendorAdapter, sources: ReadonlyArray<VendorAdapter.MediaSource>, now: number) =>
     Effect.forEach(sources, (source, index) => {
-      if (source._tag === "Url" && !entry.mirror) return Effect.succeed<Mirrored>({ item: { url: source.url } })
+      if (source._tag === "Url" && !entry.mirror) return Effect.succeed<Mirrored>({ url: source.url })
       const expiresAt = entry.retention === null ? null : now + millis(entry.retention)
-      return adapter.download(source).pipe(
-        Effect.flatMap((d) => media.write(task.id, index, d.contentType, d.bytes ?? (d.body as Stream.Stream<Uint8Array, unknown>), expiresAt)),
-        Effect.map((written): Mirrored => ({ item: { media: written.key }, written }))
-      )
+      return Effect.flatMap(adapter.download(source), (d): Effect.Effect<Mirrored, unknown> =>
+        media.write(task.id, index, d.contentType, d.bytes ?? (d.body as Stream.Stream<Uint8Array, unknown>), expiresAt))
     }).pipe((e) => spanned(e, "task.mirror", { captureStackTrace: false, attributes: { "genway.task_id": task.id, "genway.model": entry.id } }))
 
   /**
@@ -256,8 +253,8 @@ const make = Effect.gen(function*() {
             Effect.matchEffect({
               onFailure: (e) => (e instanceof Lease.LeaseLost ? Effect.as(leaseLost(task, e), Option.none<Task>()) : onError(task, now, e, false)),
               onSuccess: (mirrored) => {
-                const result = mirrored.map((m) => m.item)
-                const written = mirrored.flatMap((m) => (m.written === undefined ? [] : [m.written]))
+                const result = mirrored.map((m): ResultItem => (isCopy(m) ? { media: m.key } : m))
+                const written = mirrored.filter(isCopy)
                 return finish(
                   task,
                   now,
