@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as Tracer from "effect/Tracer"
 import { Chat } from "../src/index.js"
 import * as GenerateContent from "../src/internal/generateContent.js"
 import { Emulator } from "../src/testing/index.js"
@@ -179,6 +180,33 @@ describe("vendor-d generate-content: against the emulator", () => {
       const [sent] = yield* emulator.requests
       assert.strictEqual(sent!.path, `/v1beta/models/${model}:streamGenerateContent`)
       assert.deepStrictEqual(sent!.query, { alt: "sse" })
+    }))
+
+  it.scoped("while tracing, the key header is redacted in the client span; without a tracer no span is made", () =>
+    Effect.gen(function*() {
+      const { chat, emulator } = yield* setup()
+      const base = yield* Effect.tracer
+      const spans: Array<Tracer.Span> = []
+      const recording = Tracer.make({
+        span: (...args) => {
+          const span = base.span(...args)
+          spans.push(span)
+          return span
+        },
+        context: (f, fiber) => base.context(f, fiber)
+      })
+      yield* chat.complete(request("a crane")).pipe(Effect.withTracer(recording))
+      const client = spans.find((span) => span.kind === "client")
+      assert.isDefined(client, "the exchange has a client span")
+      const header = client!.attributes.get("http.request.header.x-goog-api-key")
+      assert.isDefined(header, "the span lists the key header")
+      assert.notInclude(String(header), emulator.apiKey)
+      assert.notInclude(JSON.stringify([...client!.attributes.values()].map(String)), emulator.apiKey)
+
+      const before = spans.length
+      const answer = yield* chat.complete(request("a heron")).pipe(Effect.withTracer(recording), Effect.withTracerEnabled(false))
+      assert.isAbove(answer.parts.length, 0)
+      assert.strictEqual(spans.length, before, "no span without a tracer")
     }))
 
   it.scoped("a 429 is retried after the vendor's RetryInfo delay, then succeeds", () =>
