@@ -136,8 +136,9 @@ export const make = (config: VendorDConfig, client: HttpClient.HttpClient, timeo
   const key = Redacted.value(config.apiKey)
   const authorize = HttpClientRequest.setHeader(KEY_HEADER, key)
   // Keeps the key out of tracing spans, which record request headers unless their name is redacted.
-  // Without a tracer (the default) no span records anything, and the exchange runs as it is: the
-  // fiber-local change costs about 15 runtime steps on every call, before the vendor is reached.
+  // Without a tracer (the gateway's default, with no OTLP endpoint) no span records anything, and
+  // the exchange runs as it is: the fiber-local change costs about 15 runtime steps on every call,
+  // before the vendor is reached.
   // Every exchange still goes through `client`, on the caller's fiber: if it enforces time limits
   // (`CallLimit`), so does this one, and `Http.within` needs no forked fiber.
   const redacted = (names: ReadonlyArray<string | RegExp>) => [...names, KEY_HEADER]
