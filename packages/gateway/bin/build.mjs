@@ -9,7 +9,8 @@
 // from there (by its resolved path, so a workspace package's own dependency resolves as it would
 // from that package). Running this module instead of the sources through `tsx` saves the
 // compiler's memory and work in every gateway process; compiling Effect in rather than loading its
-// hundreds of modules saves start-up time and memory (README, "Benchmarks").
+// hundreds of modules saves start-up time and memory (bench/JOURNAL.md, "The compiled gateway",
+// "Effect compiled in").
 //
 // Beside the module, `genway.inputs.json` records what the build read: the install's directory and,
 // for every source compiled in (esbuild's record), its package's manifest and TypeScript
@@ -115,7 +116,7 @@ export const build = async () => {
       target: "node20",
       // Names as bundling leaves them (it renames clashing ones, `make` → `make34`): keeping the
       // written ones wraps every function and class, inner ones on each call, in a `__name` call
-      // (0.5–1.2 % of a loaded gateway's CPU profile; README, "Benchmarks"). Nothing reads a
+      // (0.5–1.2 % of a loaded gateway's CPU profile; bench/JOURNAL.md, "The compiled gateway"). Nothing reads a
       // function's or class's name: errors carry their tag and Effect names its error classes itself.
       keepNames: false,
       legalComments: "none",

@@ -1,6 +1,6 @@
 /**
- * The workspace's patch of Effect's run loop (patches/effect@3.22.4.patch; README, "Fewer
- * allocations per step"): each step of a fiber goes through one step function that fiber owns,
+ * The workspace's patch of Effect's run loop (patches/effect@3.22.4.patch; bench/JOURNAL.md,
+ * "Fewer allocations per step"): each step of a fiber goes through one step function that fiber owns,
  * rather than a closure allocated for the step. A tracer still sees every step through its
  * `context` (OpenTelemetry's wraps each step in its context), and programs compute what they did.
  * Upgrading `effect` without carrying the patch forward fails the first test, not silently.

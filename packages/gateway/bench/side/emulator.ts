@@ -1,6 +1,6 @@
 // vendor-d's emulator in a process of its own (the E1 time-to-first-byte phase): an upstream is
 // never in its client's process, and one that is answers without a single cross-process wake-up,
-// which no gateway can match (README, "E1: the upstream in its own process"). Prints
+// which no gateway can match (bench/JOURNAL.md, "E1 against a floor"). Prints
 // `{"port", "baseUrl", "apiKey"}` on its first line; serves until killed.
 import { Emulator } from "@genway/adapter-vendor-d/testing"
 import * as Effect from "effect/Effect"

@@ -9,7 +9,7 @@
  *
  * Why: on a trivial route the platform's server and router cost about 117 Effect operations and
  * two copies of the fiber's context per request, more than half the gateway's CPU for a route
- * like `/healthz` (README, "The front"). The program run here is the same application (request
+ * like `/healthz` (bench/JOURNAL.md, "The front"). The program run here is the same application (request
  * id, CORS, observation, the route's error surface); only the framing around it is ours:
  *
  * - the handler runs interruptible inside an uninterruptible program, and a client that goes away

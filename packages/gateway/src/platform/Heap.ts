@@ -5,7 +5,7 @@
  * process sat near four times its live memory between collections. `serve` sets V8's
  * `--heap-growing-percent` (default 50: the next full collection once the old generation has grown
  * by half), trading some collection time for memory: no measurable cost per E2 request, about
- * 1.17 × CPU per task create (README, "The heap policy"). A `--heap-growing-percent` given to node
+ * 1.17 × CPU per task create (bench/JOURNAL.md, "The heap policy"). A `--heap-growing-percent` given to node
  * itself wins; `GATEWAY_HEAP_GROWING_PERCENT=0` keeps V8's rule.
  */
 import * as Effect from "effect/Effect"
