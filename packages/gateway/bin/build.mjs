@@ -116,7 +116,7 @@ export const build = async () => {
       target: "node20",
       // Names as bundling leaves them (it renames clashing ones, `make` → `make34`): keeping the
       // written ones wraps every function and class, inner ones on each call, in a `__name` call
-      // (0.5–1.2 % of a loaded gateway's CPU profile; bench/JOURNAL.md, "The compiled gateway"). Nothing reads a
+      // (0.5–1.2 % of a loaded gateway's CPU profile; bench/JOURNAL.md, "Effect compiled in"). Nothing reads a
       // function's or class's name: errors carry their tag and Effect names its error classes itself.
       keepNames: false,
       legalComments: "none",
