@@ -25,6 +25,10 @@ describe("settings", () => {
       assert.strictEqual((yield* read({ GATEWAY_HEAP_GROWING_PERCENT: "" })).heapGrowingPercent, 50)
       assert.strictEqual((yield* read({ GATEWAY_HEAP_GROWING_PERCENT: "0" })).heapGrowingPercent, 0)
       assert.strictEqual((yield* read({ GATEWAY_HEAP_GROWING_PERCENT: "1000" })).heapGrowingPercent, 1000)
+      assert.strictEqual(s.heapRoomMb, 64)
+      assert.strictEqual((yield* read({ GATEWAY_HEAP_ROOM_MB: "" })).heapRoomMb, 64)
+      assert.strictEqual((yield* read({ GATEWAY_HEAP_ROOM_MB: "0" })).heapRoomMb, 0)
+      assert.strictEqual((yield* read({ GATEWAY_HEAP_ROOM_MB: "512" })).heapRoomMb, 512)
       const keys = yield* read({ GATEWAY_API_KEYS: "a, b ,,c", GATEWAY_PUBLIC_URL: "https://gw.example.com/" })
       assert.deepStrictEqual(keys.apiKeys.map(Redacted.value), ["a", "b", "c"])
       assert.strictEqual(keys.publicUrl, "https://gw.example.com")
@@ -40,7 +44,10 @@ describe("settings", () => {
         ["GATEWAY_HEAP_GROWING_PERCENT", "-1"],
         ["GATEWAY_HEAP_GROWING_PERCENT", "half"],
         ["GATEWAY_HEAP_GROWING_PERCENT", "1001"],
-        ["GATEWAY_HEAP_GROWING_PERCENT", "1e3"]
+        ["GATEWAY_HEAP_GROWING_PERCENT", "1e3"],
+        ["GATEWAY_HEAP_ROOM_MB", "-1"],
+        ["GATEWAY_HEAP_ROOM_MB", "90MB"],
+        ["GATEWAY_HEAP_ROOM_MB", "65537"]
       ] as const) {
         const error = yield* Effect.flip(read({ [name]: value }))
         assert.include(String(error), name)

@@ -66,7 +66,7 @@ describe("genway serve", () => {
     assert.isFalse(fs.existsSync(path.join(dataDir, "genway.lock")))
   })
 
-  it("sets the heap policy: 50 % growth by default, GATEWAY_HEAP_GROWING_PERCENT=0 keeps V8's rule, node's own flag wins", { timeout: 240_000 }, async () => {
+  it("sets the heap policy: 50 % growth and 64 MB of room by default, GATEWAY_HEAP_ROOM_MB=0 the percent alone, GATEWAY_HEAP_GROWING_PERCENT=0 V8's rule, node's own flag wins", { timeout: 240_000 }, async () => {
     // One gateway at a time, each stopped whatever happens to it.
     const heapLine = async (env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []) => {
       const r = run(["serve"], { GATEWAY_DATA_DIR: tempDir(), PORT: String(await freePort()), ...env }, nodeArgs)
@@ -79,7 +79,11 @@ describe("genway serve", () => {
         r.child.kill("SIGKILL")
       }
     }
-    assert.include(await heapLine({}), "heap: a full collection once the old generation grows 50 % past its live size (GATEWAY_HEAP_GROWING_PERCENT)")
+    assert.include(
+      await heapLine({}),
+      "heap: a full collection once the old generation grows 50 % past its live size; while full collections come less than 2 s apart, not before it reaches 64 MB (GATEWAY_HEAP_GROWING_PERCENT, GATEWAY_HEAP_ROOM_MB)"
+    )
+    assert.include(await heapLine({ GATEWAY_HEAP_ROOM_MB: "0" }), "heap: a full collection once the old generation grows 50 % past its live size (GATEWAY_HEAP_GROWING_PERCENT)")
     assert.include(await heapLine({ GATEWAY_HEAP_GROWING_PERCENT: "" }), "grows 50 % past its live size")
     assert.include(await heapLine({ GATEWAY_HEAP_GROWING_PERCENT: "0" }), "heap: V8's own growing rule (GATEWAY_HEAP_GROWING_PERCENT=0)")
     assert.include(await heapLine({}, ["--heap-growing-percent=20"]), "heap: node's --heap-growing-percent=20 (GATEWAY_HEAP_GROWING_PERCENT not applied)")

@@ -21,7 +21,7 @@ import * as Usage from "./Usage.js"
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function*() {
     const settings = yield* Config.Settings
-    const heap = yield* Heap.apply(settings.heapGrowingPercent ?? Heap.defaultPercent)
+    const heap = yield* Heap.apply(settings.heapGrowingPercent ?? Heap.defaultPercent, settings.heapRoomMb ?? Heap.defaultRoomMb)
     const keys = yield* ApiKeys.ApiKeys
     const vendors = yield* Vendors
     const registry = yield* Registry.Registry

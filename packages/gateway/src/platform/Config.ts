@@ -60,6 +60,11 @@ export interface GatewaySettings {
    * survived the last full collection before the next one (platform/Heap.ts); 0 leaves V8's own rule.
    */
   readonly heapGrowingPercent?: number
+  /**
+   * `GATEWAY_HEAP_ROOM_MB`: while full collections come less than 2 s apart, the size the old
+   * generation may reach before that growth applies (platform/Heap.ts); 0 applies the percent alone.
+   */
+  readonly heapRoomMb?: number
 }
 
 /** `GATEWAY_MEDIA_STORE` and the S3 variables that go with it. */
@@ -234,6 +239,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   heapGrowingPercent: optional("GATEWAY_HEAP_GROWING_PERCENT", (raw) =>
     /^\d{1,4}$/.test(raw) && Number(raw) <= 1000 ? Either.right(Number(raw)) : Either.left("must be an integer from 0 to 1000")).pipe(
       Config.map(Option.getOrElse(() => Heap.defaultPercent))
+    ),
+  heapRoomMb: optional("GATEWAY_HEAP_ROOM_MB", (raw) =>
+    /^\d{1,5}$/.test(raw) && Number(raw) <= 65536 ? Either.right(Number(raw)) : Either.left("must be an integer from 0 to 65536 (megabytes)")).pipe(
+      Config.map(Option.getOrElse(() => Heap.defaultRoomMb))
     ),
   mediaStore
 }).pipe(
