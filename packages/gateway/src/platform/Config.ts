@@ -104,6 +104,10 @@ const optional = <A>(name: string, parse: (raw: string) => Either.Either<A, stri
     })
   )
 
+/** Digits only (no sign, exponent or unit), from 0 to `max`. */
+const wholeNumberUpTo = (max: number, unit = "") => (raw: string): Either.Either<number, string> =>
+  /^\d+$/.test(raw) && Number(raw) <= max ? Either.right(Number(raw)) : Either.left(`must be an integer from 0 to ${max}${unit}`)
+
 const httpUrl = (raw: string): Either.Either<string, string> => {
   try {
     const u = new URL(raw)
@@ -236,14 +240,12 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
       ? Either.right(list)
       : Either.left(`must be a comma-separated list of origins such as https://app.example.com (or *); got ${bad}`)
   }).pipe(Config.map(Option.getOrElse((): ReadonlyArray<string> => []))),
-  heapGrowingPercent: optional("GATEWAY_HEAP_GROWING_PERCENT", (raw) =>
-    /^\d{1,4}$/.test(raw) && Number(raw) <= 1000 ? Either.right(Number(raw)) : Either.left("must be an integer from 0 to 1000")).pipe(
-      Config.map(Option.getOrElse(() => Heap.defaultPercent))
-    ),
-  heapRoomMb: optional("GATEWAY_HEAP_ROOM_MB", (raw) =>
-    /^\d{1,5}$/.test(raw) && Number(raw) <= 65536 ? Either.right(Number(raw)) : Either.left("must be an integer from 0 to 65536 (megabytes)")).pipe(
-      Config.map(Option.getOrElse(() => Heap.defaultRoomMb))
-    ),
+  heapGrowingPercent: optional("GATEWAY_HEAP_GROWING_PERCENT", wholeNumberUpTo(1000)).pipe(
+    Config.map(Option.getOrElse(() => Heap.defaultPercent))
+  ),
+  heapRoomMb: optional("GATEWAY_HEAP_ROOM_MB", wholeNumberUpTo(65536, " (megabytes)")).pipe(
+    Config.map(Option.getOrElse(() => Heap.defaultRoomMb))
+  ),
   mediaStore
 }).pipe(
   Config.map(({ publicUrl, ...rest }) => ({
