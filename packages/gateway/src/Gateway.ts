@@ -19,6 +19,7 @@ import { createServer } from "node:http"
 import * as ApiKeys from "./platform/ApiKeys.js"
 import * as ChatService from "./chat/Service.js"
 import { Settings } from "./platform/Config.js"
+import * as AnswerRows from "./platform/AnswerRows.js"
 import * as Database from "./platform/Database.js"
 import * as BodyLimits from "./http/Limits.js"
 import * as DataDirLock from "./platform/DataDirLock.js"
@@ -78,7 +79,7 @@ export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
-  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, ResponseStore.layer, MediaStore.layer, Limits.layer).pipe(
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, ResponseStore.layer, MediaStore.layer, Limits.layer, AnswerRows.layer).pipe(
     Layer.provideMerge(TransitionHooks.layer),
     Layer.provideMerge(Database.layer)
   )

@@ -16,6 +16,7 @@ import * as TestClock from "effect/TestClock"
 import OpenAI, { type APIError } from "openai"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Ledger from "../src/ledger/Ledger.js"
+import * as AnswerRows from "../src/platform/AnswerRows.js"
 import * as Store from "../src/responses/Store.js"
 import * as Harness from "./harness.js"
 import * as R from "./responsesHarness.js"
@@ -184,7 +185,7 @@ const sharedCases = (it: { readonly effect: (name: string, self: () => Effect.Ef
         for (const [i, a] of answers.entries()) {
           const read = yield* Effect.either(R.call(() => client.responses.retrieve(a.id)))
           if (i % 3 === 0) assert.isTrue(read._tag === "Left" && (read.left as APIError).status === 404, `${a.id} was not to be kept`)
-          else assert.isTrue(read._tag === "Right" && read.right.status === "completed", `${a.id} kept`)
+          else assert.isTrue(read._tag === "Right" && read.right.status === "completed", `${a.id} kept: ${JSON.stringify(read._tag === "Right" ? read.right.status : String(read.left))}`)
         }
         yield* assertRecorded(key.token, key.id, answers.map((a) => a.usage!), perMillion)
       }))
@@ -214,9 +215,9 @@ describe("E2 usage, sandboxed", () => {
         assert.isAtLeast(before.counts.requests, 1)
       }))
 
-    it.effect("a batch's rows (several kept responses, several usage rows) in one statement each; an id already there stays", () =>
+    it.effect("answers' rows, several kept responses and usage rows at once: an id already there stays (the first writer wins)", () =>
       Effect.gen(function*() {
-        const store = yield* Store.ResponseStore
+        const answers = yield* AnswerRows.AnswerRows
         const sql = yield* SqlClient.SqlClient
         const now = Date.now()
         const row = (id: string, tenant: string): Store.NewStoredResponse => ({
@@ -236,10 +237,13 @@ describe("E2 usage, sandboxed", () => {
           expiresAt: now + 60_000,
           inputItems: "[]"
         })
-        yield* store.insertAll([{ row: row("resp_batch_0", "first-writer"), now }])
-        yield* store.insertAll([0, 1, 2].map((i) => ({ row: row(`resp_batch_${i}`, `tenant-${i}`), now: now + i })))
-        const kept = yield* sql<{ id: string; tenant: string; updated_at: number }>`SELECT id, tenant, updated_at FROM responses WHERE id LIKE 'resp_batch_%' ORDER BY id`
-        assert.deepStrictEqual(kept.map((r) => [r.id, r.tenant, Number(r.updated_at)]), [
+        const kept = (r: Store.NewStoredResponse, at: number): AnswerRows.Row => ({ table: "responses", values: Store.columnsOf(r, at) })
+        yield* answers.submit([kept(row("resp_batch_0", "first-writer"), now)])
+        yield* answers.settled
+        yield* answers.submit([0, 1, 2].map((i) => kept(row(`resp_batch_${i}`, `tenant-${i}`), now + i)))
+        yield* answers.settled
+        const rows = yield* sql<{ id: string; tenant: string; updated_at: number }>`SELECT id, tenant, updated_at FROM responses WHERE id LIKE 'resp_batch_%' ORDER BY id`
+        assert.deepStrictEqual(rows.map((r) => [r.id, r.tenant, Number(r.updated_at)]), [
           ["resp_batch_0", "first-writer", now],
           ["resp_batch_1", "tenant-1", now + 1],
           ["resp_batch_2", "tenant-2", now + 2]
@@ -253,8 +257,11 @@ describe("E2 usage, sandboxed", () => {
           outputTokens: 1,
           at: now
         })
-        yield* Ledger.recordRequests([usageRow("resp_batch_0", 5), usageRow("resp_batch_1", 7)])
-        yield* Ledger.recordRequests([usageRow("resp_batch_1", 1000), usageRow("resp_batch_2", 11)])
+        const usage = (u: Ledger.RequestUsage): AnswerRows.Row => ({ table: "usage_ledger", values: Ledger.requestColumns(u) })
+        yield* answers.submit([usage(usageRow("resp_batch_0", 5)), usage(usageRow("resp_batch_1", 7))])
+        yield* answers.settled
+        yield* answers.submit([usage(usageRow("resp_batch_1", 1000)), usage(usageRow("resp_batch_2", 11))])
+        yield* answers.settled
         const recorded = yield* sql<{ id: string; input_tokens: number }>`SELECT id, input_tokens FROM usage_ledger WHERE id LIKE 'resp_batch_%' ORDER BY id`
         assert.deepStrictEqual(recorded.map((r) => [r.id, Number(r.input_tokens)]), [["resp_batch_0", 5], ["resp_batch_1", 7], ["resp_batch_2", 11]])
       }))

@@ -20,7 +20,9 @@ import * as path from "node:path"
 import * as UsageCli from "../src/cli/Usage.js"
 import * as Ledger from "../src/ledger/Ledger.js"
 import * as Usage from "../src/ledger/Usage.js"
+import * as AnswerRows from "../src/platform/AnswerRows.js"
 import { ApiKeys, type Principal } from "../src/platform/ApiKeys.js"
+import { Settings } from "../src/platform/Config.js"
 import * as Models from "../src/platform/Models.js"
 import * as Chat from "./chatHarness.js"
 import * as Harness from "./harness.js"
@@ -123,20 +125,27 @@ describe("usage ledger", () => {
         assert.closeTo(done.total.cost_usd, expected, 1e-9)
       }))
 
-    it.effect("tokens: E1 requests at once each have their usage row when answered, through the gateway's batching writer", () =>
+    it.effect("tokens: E1 requests at once each have their usage row when answered, through the answers' rows", () =>
       Effect.gen(function*() {
-        // The gateway's services write E1 usage through the batching writer, not row by row (the default).
+        // The gateway's services write E1 usage through the answers' rows, not row by row (the default).
         assert.notStrictEqual(yield* Usage.RequestUsageWriter, Ledger.recordRequest)
         const sql = yield* SqlClient.SqlClient
+        const log = path.join((yield* Settings).dataDir, "answers")
         const key = yield* makeKey()
         const client = yield* Chat.openai(key.token)
-        // Each answer is checked for its own row as it arrives (the row's id is the completion's).
+        // Each answer is checked for its own row as it arrives (the row's id is the completion's): in
+        // the database, or in the answers' log, from which a restart would commit it.
         const answers = yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) =>
           Effect.promise(() => client.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: `boat ${i}` }] })).pipe(
             Effect.tap((answer) =>
-              Effect.map(sql<{ readonly id: string }>`SELECT id FROM usage_ledger WHERE id = ${answer.id}`, (rows) =>
-                assert.strictEqual(rows.length, 1, `no usage row when ${answer.id} was answered`)))
+              Effect.map(sql<{ readonly id: string }>`SELECT id FROM usage_ledger WHERE id = ${answer.id}`, (rows) => {
+                const logged = fs.readdirSync(log).some((f) => fs.readFileSync(path.join(log, f), "utf8").includes(`"${answer.id}"`))
+                assert.isTrue(rows.length === 1 || logged, `no usage row when ${answer.id} was answered`)
+              }))
           ), { concurrency: "unbounded" })
+        yield* AnswerRows.settled
+        const rows = yield* sql<{ readonly id: string }>`SELECT id FROM usage_ledger WHERE id IN ${sql.in(answers.map((a) => a.id))}`
+        assert.strictEqual(rows.length, 20)
         const done = yield* usage(key.token)
         assert.strictEqual(done.total.counts.requests, 20)
         assert.strictEqual(done.total.units.input_tokens, answers.reduce((n, a) => n + a.usage!.prompt_tokens, 0))

@@ -1,8 +1,9 @@
 /**
- * Kept E2 responses under SIGKILL: the rows of answers are written in shared batches
- * (platform/WriteBatch.ts), and an answer goes out only once its batch has committed. So a gateway
- * killed while answering many requests at once loses none it answered: after a restart on the same
- * data directory every response a client got a 200 for is there, completed, with its one usage row.
+ * Kept E2 responses under SIGKILL: on SQLite an answer goes out once its rows are in the answers'
+ * log, and they are committed behind it (platform/AnswerRows.ts). So a gateway killed while
+ * answering many requests at once loses none it answered: after a restart on the same data
+ * directory (which commits what the log holds past its watermark) every response a client got a
+ * 200 for is there, completed, with its one usage row.
  * This runs the real `genway serve` process (sandboxed vendor-a), killed while requests are in flight.
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -9,6 +9,7 @@ import OpenAI, { type APIError } from "openai"
 import { ResponsesSandbox } from "@genway/adapter-vendor-a"
 
 const { answerFor } = ResponsesSandbox
+import * as AnswerRows from "../src/platform/AnswerRows.js"
 import * as ResponsesService from "../src/responses/Service.js"
 import * as Harness from "./harness.js"
 import * as R from "./responsesHarness.js"
@@ -202,6 +203,8 @@ describe("E2 background poller", () => {
         const queued = yield* R.call(() => client.responses.create({ model, input: "unattended", background: true }))
         const sql = yield* SqlClient.SqlClient
         const status = sql`SELECT status FROM responses WHERE id = ${queued.id}`.pipe(Effect.map((rows) => rows[0]?.status))
+        // The row is written behind the answer (platform/AnswerRows.ts).
+        yield* AnswerRows.settled
         assert.strictEqual(yield* status, "queued")
         yield* TestClock.adjust("2 seconds")
         // The poller's fiber runs as this one yields; no wall-clock wait.

@@ -193,28 +193,29 @@ export interface RequestUsage {
   readonly at: number
 }
 
+/** The `usage_ledger` row of an E1/E2 request. */
+export const requestColumns = (row: RequestUsage) => ({
+  id: row.id,
+  source: "request",
+  tenant: row.tenant,
+  key_id: row.keyId,
+  entry_id: row.entry.id,
+  unit: "tokens",
+  price: JSON.stringify(row.entry.price ?? {}),
+  state: "settled",
+  outcome: "request",
+  input_tokens: row.inputTokens,
+  output_tokens: row.outputTokens,
+  reserved_micros: 0,
+  cost_micros: costMicros(row.entry.price, { ...noUnits, input_tokens: row.inputTokens, output_tokens: row.outputTokens }),
+  created_at: row.at,
+  settled_at: row.at
+})
+
 /** Records E1/E2 requests in one statement; an id recorded already stays as it is. */
 export const recordRequests = (rows: ReadonlyArray<RequestUsage>): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   rows.length === 0 ? Effect.void : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO usage_ledger ${
-      sql.insert(rows.map((row) => ({
-        id: row.id,
-        source: "request",
-        tenant: row.tenant,
-        key_id: row.keyId,
-        entry_id: row.entry.id,
-        unit: "tokens",
-        price: JSON.stringify(row.entry.price ?? {}),
-        state: "settled",
-        outcome: "request",
-        input_tokens: row.inputTokens,
-        output_tokens: row.outputTokens,
-        reserved_micros: 0,
-        cost_micros: costMicros(row.entry.price, { ...noUnits, input_tokens: row.inputTokens, output_tokens: row.outputTokens }),
-        created_at: row.at,
-        settled_at: row.at
-      })))
-    } ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
+    sql`INSERT INTO usage_ledger ${sql.insert(rows.map(requestColumns))} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
 
 /**
  * The tokens a finished model response (E2) used: those of a `completed` or `incomplete` one

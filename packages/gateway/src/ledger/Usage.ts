@@ -20,9 +20,9 @@ import { authorize } from "../admin/Http.js"
 import { type HttpError, httpError } from "../http/Errors.js"
 import { handle } from "../http/Handle.js"
 import { authenticate, requestUrl } from "../http/Request.js"
+import * as AnswerRows from "../platform/AnswerRows.js"
 import { ApiKeys, type Principal } from "../platform/ApiKeys.js"
 import { nowOf } from "../platform/FiberTime.js"
-import * as WriteBatch from "../platform/WriteBatch.js"
 import * as Ledger from "./Ledger.js"
 
 /** How a report groups rows. */
@@ -167,6 +167,8 @@ const fromQuery = (admin: boolean, tenant: string | undefined) =>
     }
     const span = window(get("from"), get("to"), yield* Clock.currentTimeMillis)
     if (Either.isLeft(span)) return yield* httpError(400, `${span.left.param}: ${span.left.message}`, { param: span.left.param })
+    // Reads every answer already given (rows written behind their answers: platform/AnswerRows.ts).
+    yield* AnswerRows.settled
     const result = yield* report({
       ...span.right,
       tenant: admin ? get("tenant") : tenant,
@@ -199,7 +201,8 @@ export const requireQuota = (principal: Principal) =>
     const keys = Context.get(fiber.currentContext as Context.Context<ApiKeys>, ApiKeys)
     const check = Ledger.budgetCheck(keys, principal, 0, nowOf(fiber))
     if (check === undefined) return Effect.void
-    return check.pipe(
+    // The budget counts every answer already given, rows written behind it included.
+    return Effect.zipRight(AnswerRows.settled, check).pipe(
       Effect.catchTags({
         BudgetExceeded: (e) => httpError(429, Ledger.describe(e), { title: "Budget exceeded", openAiCode: "insufficient_quota" }),
         SqlError: (e) => Effect.zipRight(Effect.logError("budget check failed", e), httpError(503, "the gateway could not check the budget; try again"))
@@ -209,19 +212,19 @@ export const requireQuota = (principal: Principal) =>
 
 /**
  * Where the usage rows of chat completions (E1) are written. By default each alone, in its own
- * statement; the gateway's services (`requestWriterLayer`) write them in batches: one INSERT of
- * the rows of every completion that finished while the previous batch was being written, each
- * caller resuming once its row has committed (platform/WriteBatch.ts), so a completion recorded
- * before its answer (not streamed) is still durable before the answer goes out.
+ * statement; the gateway's services (`requestWriterLayer`) give them to the answers' rows
+ * (platform/AnswerRows.ts): a completion recorded before its answer (not streamed) is durable
+ * before the answer goes out — committed on PostgreSQL, in the answers' log on SQLite.
  */
 export class RequestUsageWriter extends Context.Reference<RequestUsageWriter>()("@genway/gateway/ledger/RequestUsageWriter", {
   defaultValue: (): (row: Ledger.RequestUsage) => Effect.Effect<void, SqlError, SqlClient.SqlClient> => Ledger.recordRequest
 }) {}
 
-/** `RequestUsageWriter` in batches, for the lifetime of the layer (closing it waits for the batch in flight). */
-export const requestWriterLayer = Layer.scoped(
+/** `RequestUsageWriter` through the answers' rows in context. */
+export const requestWriterLayer = Layer.effect(
   RequestUsageWriter,
-  WriteBatch.make((rows: ReadonlyArray<Ledger.RequestUsage>) => Ledger.recordRequests(rows))
+  Effect.map(AnswerRows.AnswerRows, (answers) => (row: Ledger.RequestUsage) =>
+    answers.submit([{ table: "usage_ledger", values: Ledger.requestColumns(row) }]))
 )
 
 /** Records a finished chat completion from its `usage` (a failure to record is logged, not answered). */

@@ -21,6 +21,7 @@ import usage from "./migrations/0007_usage.js"
 import reportedUsage from "./migrations/0008_reported_usage.js"
 import taskCountShards from "./migrations/0009_task_count_shards.js"
 import taskClaims from "./migrations/0010_task_claims.js"
+import answerLog from "./migrations/0011_answer_log.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 import * as Sqlite from "./Sqlite.js"
@@ -36,7 +37,8 @@ const migrate = Migrator.make({})({
     "0007_usage": usage,
     "0008_reported_usage": reportedUsage,
     "0009_task_count_shards": taskCountShards,
-    "0010_task_claims": taskClaims
+    "0010_task_claims": taskClaims,
+    "0011_answer_log": answerLog
   }),
   table: "genway_migrations"
 })

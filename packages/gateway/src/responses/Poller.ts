@@ -14,6 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ledger from "../ledger/Ledger.js"
+import * as AnswerRows from "../platform/AnswerRows.js"
 import * as Cadence from "../platform/Cadence.js"
 import { Settings } from "../platform/Config.js"
 import * as Store from "./Store.js"
@@ -116,7 +117,10 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, owner: st
         return yield* settle({ attempts: row.attempts + 1, nextPollAt: now + (yield* Cadence.backoff(row.attempts, hint)) })
       })
 
-    const claim = (limit: number) => Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(owner, now, leaseMs, limit))
+    // Every answer already given first, rows written behind it included (platform/AnswerRows.ts):
+    // a kept response due in less than the wait for its commit is refreshed all the same.
+    const claim = (limit: number) =>
+      Effect.zipRight(AnswerRows.settled, Effect.flatMap(Clock.currentTimeMillis, (now) => store.claimDue(owner, now, leaseMs, limit)))
 
     /** Refreshes a claimed row as of when the refresh starts (a row may wait in hand for a slot after its claim). */
     const refreshLogged = (entries: ReadonlyMap<string, ModelEntry.ModelEntry>) => (row: Store.StoredResponse) =>

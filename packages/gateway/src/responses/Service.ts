@@ -31,9 +31,9 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as Ledger from "../ledger/Ledger.js"
+import * as AnswerRows from "../platform/AnswerRows.js"
 import * as Cadence from "../platform/Cadence.js"
 import { nowOf } from "../platform/FiberTime.js"
-import * as WriteBatch from "../platform/WriteBatch.js"
 import { Settings } from "../platform/Config.js"
 import * as Poller from "./Poller.js"
 import * as InputItems from "./InputItems.js"
@@ -173,7 +173,6 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
   Effect.gen(function*() {
     const settings = yield* Settings
     const store = yield* Store.ResponseStore
-    const sql = yield* SqlClient.SqlClient
     const owner = `responses-${randomUUID()}`
     const poller = yield* Poller.make(live, owner)
     const mode = Option.isSome(live) ? "live" as const : "sandbox" as const
@@ -192,15 +191,19 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       return found
     }
 
-    // The rows of the answers being given, written in batches (platform/WriteBatch.ts): a kept
-    // response with its usage in one transaction, the usage of one not kept alone.
-    const write = yield* WriteBatch.make((rows: ReadonlyArray<{ readonly kept?: Store.NewStoredResponse; readonly usage?: Ledger.RequestUsage | undefined; readonly now: number }>) => {
-      const kept = rows.flatMap(({ kept, now }) => (kept === undefined ? [] : [{ row: kept, now }]))
-      const usage = rows.flatMap((r) => (r.usage === undefined ? [] : [r.usage]))
-      const keptRows = kept.length === 0 ? Effect.void : store.insertAll(kept)
-      const usageRows = usage.length === 0 ? Effect.void : Ledger.recordRequests(usage).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-      return kept.length > 0 && usage.length > 0 ? sql.withTransaction(Effect.zipRight(keptRows, usageRows)) : Effect.zipRight(keptRows, usageRows)
-    })
+    // The rows of the answers being given (platform/AnswerRows.ts): a kept response with its usage,
+    // the usage of one not kept alone.
+    const answers = yield* AnswerRows.AnswerRows
+    const write = ({ kept, now, usage }: { readonly kept?: Store.NewStoredResponse; readonly usage?: Ledger.RequestUsage | undefined; readonly now: number }) => {
+      const rows: Array<AnswerRows.Row> = []
+      if (kept !== undefined) rows.push({ table: "responses", values: Store.columnsOf(kept, now) })
+      if (usage !== undefined) rows.push({ table: "usage_ledger", values: Ledger.requestColumns(usage) })
+      return answers.submit(rows, kept?.id)
+    }
+
+    /** A kept response, once a row of it still being written behind its answer is in. */
+    const find = (tenant: string, entryId: string, id: string, now: number) =>
+      Effect.zipRight(answers.written(id), store.find(tenant, entryId, id, now))
 
     /** Records a response the gateway does not keep; a failure is logged, the answer still goes out. */
     const recordUnkept = (request: ResponseRequest, response: Responses.ResponseObject) =>
@@ -270,7 +273,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       if (typeof previous !== "string") return upstream
       // The vendor sees one account for every tenant: only the caller's own responses may be continued.
       return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(store.find(request.tenant, request.entry.id, previous, now), (own) =>
+        Effect.flatMap(find(request.tenant, request.entry.id, previous, now), (own) =>
           Option.isNone(own)
             ? Effect.fail(
               new RequestRefused({
@@ -370,7 +373,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const retrieve = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const found = yield* store.find(tenant, entry.id, id, now)
+        const found = yield* find(tenant, entry.id, id, now)
         if (Option.isNone(found)) return Option.none<KeptResponse>()
         const row = yield* refreshIfDue(found.value, entry, now)
         return Option.some<KeptResponse>({ mode: row.mode, json: present(row, now) })
@@ -386,7 +389,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
         // A compare-and-set: when the poller changed the row meanwhile, the cancel reads it again.
         for (let attempt = 0;; attempt++) {
           const now = yield* Clock.currentTimeMillis
-          const found = yield* store.find(tenant, entry.id, id, now)
+          const found = yield* find(tenant, entry.id, id, now)
           if (Option.isNone(found)) return Option.none<KeptResponse>()
           if (!found.value.background) {
             return yield* refused("response_id", "Only responses created with background=true can be cancelled.", "invalid_request")
@@ -419,7 +422,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const remove = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const found = yield* store.find(tenant, entry.id, id, now)
+        const found = yield* find(tenant, entry.id, id, now)
         if (Option.isNone(found)) return false
         if (found.value.mode === "live" && Option.isSome(live) && live.value.remove !== undefined) {
           // Gone at the vendor first, so a failure there leaves the response for the client to delete again.
@@ -429,7 +432,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
       })
 
     const inputItems = (tenant: string, entry: ModelEntry.ModelEntry, id: string) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => store.find(tenant, entry.id, id, now)).pipe(
+      Effect.flatMap(Clock.currentTimeMillis, (now) => find(tenant, entry.id, id, now)).pipe(
         Effect.map(Option.map((row): ReadonlyArray<InputItems.InputItem> => (row.inputItems === null ? [] : JSON.parse(row.inputItems))))
       )
 
@@ -437,7 +440,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const finishFromStream = (tenant: string, entry: ModelEntry.ModelEntry, response: Responses.ResponseObject) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const found = yield* store.find(tenant, entry.id, response.id, now)
+        const found = yield* find(tenant, entry.id, response.id, now)
         if (Option.isNone(found) || found.value.finishedAt !== null) return
         const shown = Responses.withOutputText(response)
         yield* poller.finish(found.value, entry, { status: shown.status, body: JSON.stringify(shown), nextPollAt: null, finishedAt: now }, now)
@@ -446,7 +449,7 @@ export const make = (live: Option.Option<Responses.ResponsesUpstream>, Sandbox: 
     const resume = (tenant: string, entry: ModelEntry.ModelEntry, id: string, startingAfter: number | undefined) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const found = yield* store.find(tenant, entry.id, id, now)
+        const found = yield* find(tenant, entry.id, id, now)
         if (Option.isNone(found)) return Option.none()
         const row = found.value
         if (!row.background) {
@@ -492,7 +495,7 @@ const surface: NonNullable<VendorManifest.VendorManifest<HttpClient.HttpClient>[
 export const layer: Layer.Layer<
   ResponsesService,
   ConfigError.ConfigError,
-  HttpClient.HttpClient | Settings | Store.ResponseStore | SqlClient.SqlClient
+  HttpClient.HttpClient | Settings | Store.ResponseStore | SqlClient.SqlClient | AnswerRows.AnswerRows
 > = Layer.scoped(
   ResponsesService,
   Effect.flatMap(surface.live, (live) => make(live))

@@ -4,7 +4,6 @@
  * finds it due never refresh it both; every change is a compare-and-set on `version`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -100,33 +99,30 @@ const toResponse = (r: typeof ResponseRow.Type): StoredResponse => ({
 /** The responses, or the first response, a statement returns, decoded. */
 const { all: responsesOf, one: responseOf } = Rows.decoder(ResponseRow, toResponse)
 
+/** The `responses` row of a response to keep, kept at `now`. */
+export const columnsOf = (row: NewStoredResponse, now: number) => ({
+  id: row.id,
+  tenant: row.tenant,
+  entry_id: row.entryId,
+  mode: row.mode,
+  status: row.status,
+  background: row.background ? 1 : 0,
+  body: row.body,
+  sandbox_final: row.sandboxFinal,
+  attempts: 0,
+  next_poll_at: row.nextPollAt,
+  deadline_at: row.deadlineAt,
+  created_at: row.createdAt,
+  updated_at: now,
+  finished_at: row.finishedAt,
+  expires_at: row.expiresAt,
+  version: 0,
+  input_items: row.inputItems ?? null,
+  key_id: row.keyId
+})
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-
-  /** Keeps responses, in one statement. An id kept already stays as it is (the first writer wins). */
-  const insertAll = (rows: ReadonlyArray<{ readonly row: NewStoredResponse; readonly now: number }>): Effect.Effect<void, SqlError> =>
-    rows.length === 0 ? Effect.void : sql`INSERT INTO responses ${
-      sql.insert(rows.map(({ now, row }) => ({
-        id: row.id,
-        tenant: row.tenant,
-        entry_id: row.entryId,
-        mode: row.mode,
-        status: row.status,
-        background: row.background ? 1 : 0,
-        body: row.body,
-        sandbox_final: row.sandboxFinal,
-        attempts: 0,
-        next_poll_at: row.nextPollAt,
-        deadline_at: row.deadlineAt,
-        created_at: row.createdAt,
-        updated_at: now,
-        finished_at: row.finishedAt,
-        expires_at: row.expiresAt,
-        version: 0,
-        input_items: row.inputItems ?? null,
-        key_id: row.keyId
-      })))
-    } ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid)
 
   /** A tenant's unexpired response of one entry; another tenant's id is not found. */
   const find = (tenant: string, entryId: string, id: string, now: number) =>
@@ -191,7 +187,7 @@ const make = Effect.gen(function*() {
     orElse: () => Effect.succeed(0)
   })
 
-  return { insertAll, find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
+  return { find, claim, claimDue, update, remove, sweep, releaseAllLeasesIfEmbedded, releaseLeasesOf } as const
 })
 
 /** The store of kept responses. */

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto"
 import * as Ledger from "../ledger/Ledger.js"
 import * as Cadence from "../platform/Cadence.js"
 import { uuidv7 } from "../platform/Ids.js"
+import * as AnswerRows from "../platform/AnswerRows.js"
 import * as Limits from "../platform/Limits.js"
 import { Settings } from "../platform/Config.js"
 import { MediaStore } from "../platform/MediaStore.js"
@@ -108,6 +109,8 @@ export const create = (entry: ModelEntry.ModelEntry) =>
       Effect.mapError(() => httpError(503, "the gateway could not store the request; try again"))
     )
     const store = yield* TaskStore
+    // A budget counts every answer already given, rows written behind it included (platform/AnswerRows.ts).
+    if (!keys.budgetFree(principal.tenant, principal.keyId, now)) yield* AnswerRows.settled
     const result = yield* store.create(
       {
         id,

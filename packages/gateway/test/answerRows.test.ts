@@ -1,0 +1,221 @@
+/**
+ * The answers' rows written behind their answers on SQLite (platform/AnswerRows.ts): in the log
+ * when `submit` resumes, committed later, and committed once by the next start when the process
+ * died first; reads that wait for them; the log's files tidied. A process killed for real while
+ * answering is responses.crash.test.ts.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { assert, describe, it } from "@effect/vitest"
+import { Registry } from "@genway/registry"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Ledger from "../src/ledger/Ledger.js"
+import * as AnswerRows from "../src/platform/AnswerRows.js"
+import * as Database from "../src/platform/Database.js"
+import * as Store from "../src/responses/Store.js"
+import { tempDir } from "./harness.js"
+
+const entry = Registry.entries.find((e) => e.kind === "responses")!
+const hour = 3_600_000
+
+/** The rows of one kept answer: the response and its usage. */
+const answer = (id: string): ReadonlyArray<AnswerRows.Row> => [
+  {
+    table: "responses",
+    values: Store.columnsOf({
+      id,
+      tenant: "t",
+      keyId: null,
+      entryId: entry.id,
+      mode: "sandbox",
+      status: "completed",
+      background: false,
+      body: JSON.stringify({ id, status: "completed" }),
+      sandboxFinal: null,
+      nextPollAt: null,
+      deadlineAt: 2,
+      createdAt: 1,
+      finishedAt: 1,
+      expiresAt: Date.now() + hour
+    }, 1)
+  },
+  { table: "usage_ledger", values: Ledger.requestColumns({ id, tenant: "t", keyId: null, entry, inputTokens: 3, outputTokens: 4, at: 1 }) }
+]
+
+/** A database in a fresh folder; the log beside it. */
+const place = () => {
+  const dir = tempDir()
+  return { file: path.join(dir, "genway.db"), log: path.join(dir, "answers") }
+}
+
+/** The writer over the database at `file`, in a scope of its own: not closing it stands for the process dying. */
+const open = (file: string, options: AnswerRows.Options, logged: (message: string) => void = () => {}) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(Database.sqlite(file), scope)
+    const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logged(String(message))))
+    const answers = yield* AnswerRows.writtenBehind(options).pipe(Effect.provide(context), Effect.provide(logger), Scope.extend(scope))
+    const sql = context.unsafeMap.get(SqlClient.SqlClient.key) as SqlClient.SqlClient
+    const ids = (table: "responses" | "usage_ledger") =>
+      Effect.map(sql<{ readonly id: string }>`SELECT id FROM ${sql(table)} ORDER BY id`, (rows) => rows.map((r) => r.id))
+    return { answers, sql, ids, close: Scope.close(scope, Exit.void) }
+  })
+
+const logText = (dir: string) => fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8")).join("")
+
+describe("answers' rows written behind (SQLite)", () => {
+  it.live("in the log when submit resumes; the next start commits them once, and not those committed and deleted since", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const first = yield* open(file, { dir: log, delayMs: hour })
+      yield* first.answers.submit(answer("resp_a"), "resp_a")
+      yield* first.answers.submit(answer("resp_b"), "resp_b")
+      yield* first.answers.settled
+      // Committed, then deleted by its owner: the log still holds its line.
+      yield* first.sql`DELETE FROM responses WHERE id = 'resp_a'`
+      yield* first.answers.submit(answer("resp_c"), "resp_c")
+      yield* first.answers.submit([answer("resp_d")[1]!])
+      assert.deepStrictEqual(yield* first.ids("responses"), ["resp_b"], "resp_c waits in the log")
+      assert.include(logText(log), `"resp_c"`)
+      // A process that died before tidying its log would still have the lines of resp_a and resp_b
+      // (committed: the watermark is past them) before those of resp_c and resp_d.
+      const line = (s: number, rows: ReadonlyArray<AnswerRows.Row>) => JSON.stringify({ s, r: rows.map((r) => ({ t: r.table, v: r.values })) }) + "\n"
+      fs.writeFileSync(path.join(log, "0.log"), line(1, answer("resp_a")) + line(2, answer("resp_b")))
+
+      // The process dies here (its scope is never closed before the next start).
+      const second = yield* open(file, { dir: log, delayMs: hour })
+      assert.deepStrictEqual(yield* second.ids("responses"), ["resp_b", "resp_c"])
+      assert.deepStrictEqual(yield* second.ids("usage_ledger"), ["resp_a", "resp_b", "resp_c", "resp_d"])
+      assert.strictEqual(logText(log), "", "the log holds nothing once committed")
+
+      // Answers after the restart are numbered past the old ones, and commit.
+      yield* second.answers.submit(answer("resp_e"), "resp_e")
+      yield* second.close
+      yield* first.close
+      const third = yield* open(file, { dir: log, delayMs: hour })
+      assert.deepStrictEqual(yield* third.ids("responses"), ["resp_b", "resp_c", "resp_e"])
+      yield* third.close
+    }))
+
+  it.live("a read of an answer still in the log has it committed first; settled waits for all", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour })
+      yield* w.answers.submit(answer("resp_1"), "resp_1")
+      yield* w.answers.submit(answer("resp_2"), "resp_2")
+      assert.deepStrictEqual(yield* w.ids("responses"), [])
+      yield* w.answers.written("resp_2")
+      assert.deepStrictEqual(yield* w.ids("responses"), ["resp_1", "resp_2"])
+      yield* w.answers.written("resp_unknown")
+      yield* w.answers.submit([answer("resp_3")[1]!])
+      assert.deepStrictEqual(yield* w.ids("usage_ledger"), ["resp_1", "resp_2"])
+      yield* w.answers.settled
+      assert.deepStrictEqual(yield* w.ids("usage_ledger"), ["resp_1", "resp_2", "resp_3"])
+      yield* w.close
+    }))
+
+  it.live("a full batch commits without being asked", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour, max: 3 })
+      for (const id of ["r1", "r2"]) yield* w.answers.submit(answer(id))
+      assert.deepStrictEqual(yield* w.ids("responses"), [])
+      yield* w.answers.submit(answer("r3"))
+      // The third filled a batch: committed on a fiber of its own, no read asking for it.
+      const ids = yield* Effect.repeat(Effect.zipRight(Effect.yieldNow(), w.ids("responses")), { until: (ids) => ids.length === 3, times: 1_000 })
+      assert.deepStrictEqual(ids, ["r1", "r2", "r3"])
+      yield* w.close
+    }))
+
+  it.live("past the backlog an answer waits for its own commit", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour, backlog: 2 })
+      for (const id of ["r1", "r2"]) yield* w.answers.submit(answer(id))
+      assert.deepStrictEqual(yield* w.ids("responses"), [])
+      yield* w.answers.submit(answer("r3"))
+      assert.deepStrictEqual(yield* w.ids("responses"), ["r1", "r2", "r3"])
+      yield* w.close
+    }))
+
+  it.live("the log's files: a new one past its size, those committed removed, the last emptied; closing commits what waits", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour, max: 2, fileBytes: 600 })
+      for (let i = 0; i < 12; i++) yield* w.answers.submit(answer(`f${i}`))
+      yield* w.answers.settled
+      const files = fs.readdirSync(log)
+      assert.strictEqual(files.length, 1, `left: ${files.join(", ")}`)
+      assert.strictEqual(fs.statSync(path.join(log, files[0]!)).size, 0)
+      yield* w.answers.submit(answer("f12"))
+      yield* w.answers.submit(answer("f13"))
+      assert.strictEqual((yield* w.ids("responses")).length, 12)
+      yield* w.close
+      const again = yield* open(file, { dir: log, delayMs: hour })
+      assert.strictEqual((yield* again.ids("responses")).length, 14)
+      yield* again.close
+      assert.deepStrictEqual(fs.readdirSync(log), [], "closed, the log is gone")
+    }))
+
+  it.live("an answer whose rows the database refuses is dropped once a later one commits; the others are written", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour })
+      const refused: AnswerRows.Row = { table: "usage_ledger", values: { ...answer("resp_bad")[1]!.values, tenant: null } }
+      yield* w.answers.submit(answer("resp_1"), "resp_1")
+      yield* w.answers.submit([refused])
+      yield* w.answers.submit(answer("resp_2"), "resp_2")
+      yield* w.answers.settled
+      assert.deepStrictEqual(yield* w.ids("usage_ledger"), ["resp_1", "resp_2"])
+      assert.deepStrictEqual(yield* w.ids("responses"), ["resp_1", "resp_2"])
+      yield* w.close
+      // Nothing of it is left to be tried again at the next start.
+      const again = yield* open(file, { dir: log, delayMs: hour })
+      assert.deepStrictEqual(yield* again.ids("usage_ledger"), ["resp_1", "resp_2"])
+      yield* again.close
+    }))
+
+  it.live("while the database fails, the rows wait in the log and are tried again until they commit", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const failed = yield* Deferred.make<void>()
+      const w = yield* open(file, { dir: log, delayMs: hour, retryMs: 5 }, (message) => {
+        if (message.includes("takes no writes")) Deferred.unsafeDone(failed, Exit.void)
+      })
+      // Every commit fails while the watermark's table is away: the database takes no writes.
+      yield* w.sql`ALTER TABLE answer_log RENAME TO answer_log_away`
+      yield* w.answers.submit(answer("resp_1"), "resp_1")
+      assert.include(logText(log), `"resp_1"`)
+      const read = yield* Effect.fork(w.answers.written("resp_1"))
+      yield* Deferred.await(failed)
+      assert.deepStrictEqual(yield* w.ids("responses"), [], "the transaction failed whole")
+      yield* w.sql`ALTER TABLE answer_log_away RENAME TO answer_log`
+      yield* Fiber.join(read)
+      assert.deepStrictEqual(yield* w.ids("responses"), ["resp_1"])
+      assert.deepStrictEqual(yield* w.ids("usage_ledger"), ["resp_1"])
+      yield* w.close
+    }))
+
+  it.live("at start-up, a line the process died writing is skipped and rows the database refuses are dropped; the rest commit", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      fs.mkdirSync(log, { recursive: true })
+      const line = (s: number, rows: ReadonlyArray<AnswerRows.Row>) => JSON.stringify({ s, r: rows.map((r) => ({ t: r.table, v: r.values })) })
+      const refused: AnswerRows.Row = { table: "usage_ledger", values: { ...answer("resp_bad")[1]!.values, tenant: null } }
+      fs.writeFileSync(
+        path.join(log, "1.log"),
+        [line(1, answer("resp_whole")), line(2, [refused]), line(3, answer("resp_after")), line(4, answer("resp_cut")).slice(0, 40)].join("\n")
+      )
+      const w = yield* open(file, { dir: log, delayMs: hour })
+      assert.deepStrictEqual(yield* w.ids("responses"), ["resp_after", "resp_whole"])
+      assert.deepStrictEqual(yield* w.ids("usage_ledger"), ["resp_after", "resp_whole"])
+      yield* w.close
+    }))
+})
