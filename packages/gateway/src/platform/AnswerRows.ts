@@ -26,7 +26,8 @@
  * failing), so memory stays bounded. A batch that fails is written answer by answer: rows the
  * database refuses while it takes the watermark (a constraint) are logged and dropped, so they
  * hold nobody up; when it takes no writes at all, what is left is tried again after `retryMs`, its
- * lines staying in the log meanwhile. Closing the layer commits what waits.
+ * lines staying in the log meanwhile, and reads waiting for them go on without them. Closing the
+ * layer commits what waits.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -104,6 +105,8 @@ interface Pending {
 interface Waiter {
   readonly seq: number
   readonly resume: (exit: Exit.Exit<void, SqlError>) => void
+  /** A read (`written`, `settled`), not an answer held back. */
+  readonly reader: boolean
 }
 
 export interface Options {
@@ -302,6 +305,9 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
         inFlight = false
         running = undefined
         if (!settledAll) {
+          // Reads do not wait for a database that takes no writes: they go on to it (and fail, or
+          // read what it has); answers held back by the backlog keep waiting.
+          waiters = waiters.filter((w) => (w.reader ? (w.resume(Exit.void), false) : true))
           if (!closing) timer = setTimeout(start, retryMs)
           return
         }
@@ -327,10 +333,10 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
       }
     }
 
-    const waitFor = (seq: number): Effect.Effect<void, SqlError> =>
+    const waitFor = (seq: number, reader: boolean): Effect.Effect<void, SqlError> =>
       Effect.async<void, SqlError>((resume) => {
         if (seq <= written) return resume(Exit.void)
-        waiters.push({ seq, resume })
+        waiters.push({ seq, resume, reader })
         schedule(true)
       })
 
@@ -392,7 +398,7 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
             schedule()
             return Effect.void
           }
-          return waitFor(seq)
+          return waitFor(seq, false)
         }),
       written: (id) =>
         Effect.suspend(() => {
@@ -402,9 +408,9 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
             ids.delete(id)
             return Effect.void
           }
-          return Effect.ignore(waitFor(seq))
+          return Effect.ignore(waitFor(seq, true))
         }),
-      settled: Effect.suspend(() => (pending.length === 0 ? Effect.void : Effect.ignore(waitFor(lastSeq))))
+      settled: Effect.suspend(() => (pending.length === 0 ? Effect.void : Effect.ignore(waitFor(lastSeq, true))))
     }
     return service
   })
