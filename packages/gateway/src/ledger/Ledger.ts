@@ -179,9 +179,6 @@ export const describe = (e: BudgetExceeded): string =>
   `this request would pass the ${e.scope === "key" ? "API key's" : "tenant's"} budget of ${e.budgetUsd} USD ` +
   `(${e.period === "total" ? "in total" : `per ${e.period}`}, UTC)`
 
-/** Records a finished E1/E2 request from its `usage`, once per id (a repeat is ignored). */
-export const recordRequest = (row: RequestUsage) => recordRequests([row])
-
 /** What one E1/E2 request used, to record. */
 export interface RequestUsage {
   readonly id: string
@@ -212,10 +209,10 @@ export const requestColumns = (row: RequestUsage) => ({
   settled_at: row.at
 })
 
-/** Records E1/E2 requests in one statement; an id recorded already stays as it is. */
-export const recordRequests = (rows: ReadonlyArray<RequestUsage>): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
-  rows.length === 0 ? Effect.void : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`INSERT INTO usage_ledger ${sql.insert(rows.map(requestColumns))} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
+/** Records a finished E1/E2 request from its `usage`, once per id (a repeat is ignored). */
+export const recordRequest = (row: RequestUsage): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`INSERT INTO usage_ledger ${sql.insert(requestColumns(row))} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid))
 
 /**
  * The tokens a finished model response (E2) used: those of a `completed` or `incomplete` one

@@ -109,8 +109,11 @@ export const create = (entry: ModelEntry.ModelEntry) =>
       Effect.mapError(() => httpError(503, "the gateway could not store the request; try again"))
     )
     const store = yield* TaskStore
-    // A budget counts every answer already given, rows written behind it included (platform/AnswerRows.ts).
-    if (!keys.budgetFree(principal.tenant, principal.keyId, now)) yield* AnswerRows.settled
+    // None for a key known to have no budget (nor its tenant): the create then has nothing to check
+    // first, and on PostgreSQL is one statement (tasks/Store.ts). A budget counts every answer
+    // already given, rows written behind it included (platform/AnswerRows.ts).
+    const budgeted = !keys.budgetFree(principal.tenant, principal.keyId, now)
+    if (budgeted) yield* AnswerRows.settled
     const result = yield* store.create(
       {
         id,
@@ -127,11 +130,7 @@ export const create = (entry: ModelEntry.ModelEntry) =>
         createdAt: now,
         keyId: principal.keyId,
         maxInFlight: principal.maxInFlight ?? null,
-        // None for a key known to have no budget (nor its tenant): the create then has nothing to
-        // check first, and on PostgreSQL is one statement (tasks/Store.ts).
-        ...(keys.budgetFree(principal.tenant, principal.keyId, now)
-          ? {}
-          : { guard: Ledger.checkBudgetOf(keys, principal, Ledger.reservationFor(entry, checked.right.body), now) })
+        ...(budgeted ? { guard: Ledger.checkBudgetOf(keys, principal, Ledger.reservationFor(entry, checked.right.body), now) } : {})
       },
       now
     ).pipe(
