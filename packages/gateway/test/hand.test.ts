@@ -1,7 +1,8 @@
 /**
  * A worker keeps the tasks it polls in hand (tasks/Scheduler.ts, `keep`): a poll that finds its
  * task still running, unchanged, writes nothing while the worker's lease lasts past the next
- * poll; the task is polled again from memory, and written back only when the lease would run out.
+ * poll; the task is polled again from memory, and its lease alone is renewed when it would run
+ * short (written back only at shutdown, past the hand's bound, or for a cadence longer than a lease).
  * Nobody else claims a task in hand; a dead worker's tasks are claimed again once its leases run
  * out; a task cancelled meanwhile stays as the cancel left it; a database that refuses claims does
  * not stop the polls of the tasks in hand. Time is the TestClock. The claim's
@@ -135,7 +136,7 @@ describe("the hand: items by due time", () => {
 
 describe("a worker keeps the tasks it polls in hand", () => {
   gateway()((it) => {
-    it.effect("polled again from memory without a write while the lease lasts; written back before it runs out", () =>
+    it.effect("polled again from memory without a write while the lease lasts; the lease renewed before it runs short", () =>
       Effect.gen(function*() {
         const store = yield* TaskStore
         const id = yield* firstPoll("kept")
@@ -148,31 +149,24 @@ describe("a worker keeps the tasks it polls in hand", () => {
         const read = yield* Harness.send(Harness.get(`${e4.path}/${id}`))
         assert.strictEqual(read.headers["retry-after"], String(cadenceMs / 1000))
 
-        // Polled at 10, 15 and 20 s from the hand: the row stays exactly as the claim left it, and
-        // no other worker can claim it although its stored `next_run_at` is long past.
-        for (let poll = 2; poll <= 4; poll++) {
+        // Polled every 5 s from the hand. While its next poll starts at least `keepMarginMs` before
+        // the lease ends, nothing is written; at the poll where it would not (25 s: the next at 30 s,
+        // the lease ending at 35 s), the lease alone is renewed for 30 s from then, and so on: the
+        // version never moves, the task is never written back nor claimed again, and no other
+        // worker can claim it although its stored `next_run_at` is long past.
+        let leaseUntil = claimed.leaseUntil!
+        for (let poll = 2; poll <= 13; poll++) {
+          const at = poll * cadenceMs
           yield* TestClock.adjust(cadenceMs)
           yield* Harness.work
           assert.strictEqual(state.polls, poll)
-          assert.deepStrictEqual(yield* row(id), claimed)
-          const other = yield* store.claimDue("other-replica", poll * cadenceMs, Scheduler.leaseMs, 100)
+          if (at + cadenceMs + Scheduler.keepMarginMs > leaseUntil) leaseUntil = at + Scheduler.leaseMs
+          assert.deepStrictEqual(yield* row(id), { ...claimed, leaseUntil }, `at ${at} ms`)
+          const other = yield* store.claimDue("other-replica", at, Scheduler.leaseMs, 100)
           assert.isFalse(other.some((t) => t.id === id))
         }
-
-        // At 25 s the next poll (30 s) would start less than `keepMarginMs` before the lease ends
-        // (35 s): written back, the lease given up, one version on.
-        yield* TestClock.adjust(cadenceMs)
-        yield* Harness.work
-        assert.strictEqual(state.polls, 5)
-        const written = yield* writtenBack(id, 6 * cadenceMs, claimed)
-
-        // At 30 s it is claimed from the database again, and kept again.
-        yield* TestClock.adjust(cadenceMs)
-        yield* Harness.work
-        assert.strictEqual(state.polls, 6)
-        const again = yield* row(id)
-        assert.strictEqual(again.leaseUntil, 6 * cadenceMs + Scheduler.leaseMs)
-        assert.strictEqual(again.version, written.version + 1)
+        // Renewed at 25, 45 and 65 s.
+        assert.strictEqual(leaseUntil, 65_000 + Scheduler.leaseMs)
       }))
   })
 
@@ -213,12 +207,14 @@ describe("a worker keeps the tasks it polls in hand", () => {
   })
 
   gateway()((it) => {
-    it.effect("a poll that ends late is kept only if the lease lasts past the next poll from now", () =>
+    it.effect("a poll that ends late keeps its task, the lease renewed from then; one that ends after another worker took it over writes nothing", () =>
       Effect.gen(function*() {
+        const store = yield* TaskStore
         const id = yield* firstPoll("slow vendor")
         const claimed = yield* row(id)
-        // The next poll (at 10 s) answers 22 s later, at 32 s: its next time (15 s) is past, and
-        // 10 s from now is past the lease (35 s). Written back, due at once, not kept.
+        // The next poll (at 10 s) answers 22 s later, at 32 s: 10 s from then is past the lease (35
+        // s), so the lease is renewed to 62 s and the task kept; its next time (15 s) is past, so
+        // the next pass polls it.
         state.pollMs = 22_000
         yield* TestClock.adjust(cadenceMs)
         const working = yield* Effect.fork(Harness.work)
@@ -226,7 +222,22 @@ describe("a worker keeps the tasks it polls in hand", () => {
         assert.strictEqual(state.polls, 2)
         yield* TestClock.adjust(22_000)
         yield* Fiber.join(working)
-        yield* writtenBack(id, 3 * cadenceMs, claimed)
+        assert.deepStrictEqual(yield* row(id), { ...claimed, leaseUntil: 32_000 + Scheduler.leaseMs })
+
+        // The next poll (at 32 s) answers 40 s later, at 72 s; its lease ended at 62 s and another
+        // worker claimed the task at 63 s. The late answer renews nothing and writes nothing.
+        state.pollMs = 40_000
+        const late = yield* Effect.fork(Harness.work)
+        for (let i = 0; i < 100_000 && state.polls < 3; i++) yield* Effect.yieldNow()
+        assert.strictEqual(state.polls, 3)
+        yield* TestClock.adjust(31_000)
+        const taken = (yield* store.claimDue("other-replica", 63_000, Scheduler.leaseMs, 100)).filter((t) => t.id === id)
+        assert.strictEqual(taken.length, 1)
+        const theirs = yield* row(id)
+        assert.strictEqual(theirs.leaseOwner, "other-replica")
+        yield* TestClock.adjust(9_000)
+        yield* Fiber.join(late)
+        assert.deepStrictEqual(yield* row(id), theirs)
       }))
   })
 

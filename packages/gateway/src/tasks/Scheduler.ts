@@ -49,14 +49,15 @@ export const idleMs = 200
 
 /**
  * A task a poll found still running stays in this worker's hand (no write) when its next poll
- * starts at least this long before its lease runs out; otherwise it is written back (its next
- * poll time, its lease given up) for whichever worker claims it then. See `keep`.
+ * starts at least this long before its lease runs out; otherwise its lease is renewed first (see
+ * `renewable`), or, when even a renewed lease would not last that long, it is written back (its
+ * next poll time, its lease given up) for whichever worker claims it then. See `keep`.
  */
 export const keepMarginMs = 10_000
 
 /**
  * Most memory one worker's hand holds, counted as each task's stored request plus 1 KB for the
- * rest of its row; past it, a poll writes its task back as when its lease runs short.
+ * rest of its row; past it, a poll writes its task back (its lease given up).
  */
 export const maxHandBytes = 32 * 1024 * 1024
 
@@ -114,9 +115,10 @@ const make = Effect.gen(function*() {
    * lasts until `keepMarginMs` past then: the database still holds it leased (so no other worker
    * claims it), at the version this worker last read (so whatever this worker writes next, by
    * compare-and-set, still applies — and fails, as before, if the task was cancelled meanwhile).
-   * A poll is a read: at a 5 s cadence a task is polled four or five times under one lease instead
-   * of claimed and written back each time. Whatever ends the worker (a crash, a stop) ends its
-   * hand; its leases run out or are released, and the tasks are claimed again, as before.
+   * A poll is a read: at a 5 s cadence a task is polled four times under one lease, then the lease
+   * alone is renewed (`renewAndKeep`), instead of the task being claimed and written back each
+   * time. Whatever ends the worker (a crash, a stop) ends its hand; its leases run out or are
+   * released (the held tasks written back), and the tasks are claimed again, as before.
    * `current` is the time now (a slow poll may have ended past `at`).
    */
   const keep = (task: Task, at: number, current: number): Option.Option<Task> => {
@@ -128,6 +130,35 @@ const make = Effect.gen(function*() {
     hand.add(kept, at, bytes)
     return Option.some(kept)
   }
+
+  /**
+   * Whether `task`, which `keep` refused, is kept once its lease is renewed: it is this worker's,
+   * the hand has room for it, and a lease of `leaseMs` from now lasts `keepMarginMs` past its next
+   * poll at `at` (a cadence longer than that is written back, as before). Renewing is one row of a
+   * batched update (`TaskStore.renewHeld`), where writing the task back and claiming it again
+   * cost two, the claim reading the whole row back: with 10,000 tasks in flight at a 5 s cadence
+   * that cycle came every 20 s for each task (bench/JOURNAL.md, "Leases renewed in hand").
+   * A task stays with the worker that claimed it while the worker lives; at shutdown its hand is
+   * written back (`writeBackHand`), and a worker that dies leaves its leases to run out.
+   */
+  const renewable = (task: Task, at: number, current: number) =>
+    task.leaseOwner === owner && task.leaseUntil !== null && Math.max(at, current) + keepMarginMs <= current + leaseMs &&
+    hand.weight() + heldBytes(task) <= handBytes
+
+  /**
+   * Renews the lease on `task` and keeps it for its poll at `at`; `None` (nothing written) when the
+   * lease is gone or the task changed meanwhile (a cancel): another worker's or nobody's to poll.
+   * A renewed task the hand cannot take after all (it filled meanwhile) is written back.
+   */
+  const renewAndKeep = (task: Task, at: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (current) =>
+      Effect.flatMap(store.renewHeld(task, owner, current + leaseMs), (renewed) => {
+        if (Option.isNone(renewed)) return Effect.succeed(Option.none<Task>())
+        return Effect.flatMap(Clock.currentTimeMillis, (after) => {
+          const kept = keep(renewed.value, at, after)
+          return Option.isSome(kept) ? Effect.succeed(kept) : store.reschedule(renewed.value, at)
+        })
+      }))
 
   /**
    * Runs one vendor call (or mirror) of `task` while renewing its lease. `task` is the row as this
@@ -225,11 +256,12 @@ const make = Effect.gen(function*() {
           if (status !== task.status) {
             return store.update(task, { status, attempts: 0, nextRunAt: now + delay, leaseOwner: null, leaseUntil: null }, now)
           }
-          // Still where it was (most polls): kept in hand under the lease, or else written with
-          // the other polls ending now.
+          // Still where it was (most polls): kept in hand under the lease (renewed first when it
+          // runs short), or else written with the other polls ending now.
           return Effect.flatMap(Clock.currentTimeMillis, (current) => {
             const kept = keep(task, now + delay, current)
-            return Option.isSome(kept) ? Effect.succeed(kept) : store.reschedule(task, now + delay)
+            if (Option.isSome(kept)) return Effect.succeed(kept)
+            return renewable(task, now + delay, current) ? renewAndKeep(task, now + delay) : store.reschedule(task, now + delay)
           })
         })
         // Progress only from a poll whose write applied, or whose task is kept under this worker's

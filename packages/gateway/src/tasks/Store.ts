@@ -164,11 +164,11 @@ const toTask = (r: typeof TaskRow.Type): Task => ({
 const { all: tasksOf, one: taskOf } = Rows.decoder(TaskRow, toTask)
 
 const StatusCount = Schema.Struct({ status: Schema.String, n: Rows.Num })
-/** At most this many reschedules in one statement (three parameters each). */
-const rescheduleBatch = 500
+/** At most this many rows in one batched statement (reschedules, lease renewals: four parameters at most each). */
+const batchRows = 500
 
-/** The row counts a reschedule statement is padded to (see `writeReschedules`). */
-const rescheduleSizes = [1, 4, 16, 64, 256, rescheduleBatch]
+/** The row counts a batched statement is padded to (see `batched`). */
+const batchSizes = [1, 4, 16, 64, 256, batchRows]
 
 const EventRow = Schema.Struct({ at: Rows.Num, from_status: Rows.TextOrNull, to_status: Schema.String, note: Rows.TextOrNull })
 
@@ -391,66 +391,110 @@ const make = Effect.gen(function*() {
   }
 
   /**
-   * Rescheduling, written together: a poll that finds its task still running only moves the task's
-   * next run and gives its lease back, and under load hundreds of polls end in the same moment. One
-   * `UPDATE … FROM (VALUES …)` writes all that are waiting (one commit, the hot index pages written
-   * once); each caller still waits for its own row's outcome, so nothing is answered before it is
-   * durable. An autocommitted update per poll was the workers' costliest statement.
+   * Rows written together: under load hundreds of polls end in the same moment, each with a small
+   * write to its task. One `UPDATE … FROM (VALUES …)` writes all that are waiting (one commit, the
+   * hot index pages written once); each caller still waits for its own row's outcome (whether its
+   * task matched), so nothing is answered before it is durable. `row` is an item's `VALUES` row, or
+   * a row that matches nothing for `undefined`: batches are padded to one of `batchSizes`, so there
+   * is one statement text (and one prepared statement) per size, not one per batch length.
    */
-  type Reschedule = { readonly task: Task; readonly nextRunAt: number; readonly done: Deferred.Deferred<boolean, SqlError> }
-  const rescheduleQueue = yield* Queue.unbounded<Reschedule>()
-  // At shutdown (after the writer below is interrupted): whoever still waits is interrupted, and a
-  // late reschedule is too, rather than waiting for a writer that is gone.
-  yield* Effect.addFinalizer(() =>
-    Effect.flatMap(Queue.takeAll(rescheduleQueue), (rest) =>
-      Effect.zipRight(Effect.forEach(rest, ({ done }) => Deferred.interrupt(done), { discard: true }), Queue.shutdown(rescheduleQueue))))
-  const writeReschedules = Effect.gen(function*() {
-    const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(rescheduleQueue, 1, rescheduleBatch))
-    // Padded with rows that match nothing to one of a few sizes: one statement text (and one
-    // prepared statement) per size, not one per batch length.
-    const size = rescheduleSizes.find((n) => n >= batch.length)!
-    const rows = sql.csv(Array.from({ length: size }, (_, i) => {
-      const item = batch[i]
-      return item === undefined
+  const batched = <A extends { readonly task: Task }>(
+    what: string,
+    row: (item: A | undefined) => Statement.Fragment,
+    write: (rows: Statement.Fragment) => Effect.Effect<ReadonlyArray<{ readonly id: string }>, SqlError>
+  ) =>
+    Effect.gen(function*() {
+      type Waiting = { readonly item: A; readonly done: Deferred.Deferred<boolean, SqlError> }
+      const queue = yield* Queue.unbounded<Waiting>()
+      // At shutdown (after the writer below is interrupted): whoever still waits is interrupted, and
+      // a late caller is too, rather than waiting for a writer that is gone.
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(Queue.takeAll(queue), (rest) =>
+          Effect.zipRight(Effect.forEach(rest, ({ done }) => Deferred.interrupt(done), { discard: true }), Queue.shutdown(queue))))
+      const writeBatch = Effect.gen(function*() {
+        const batch = Chunk.toReadonlyArray(yield* Queue.takeBetween(queue, 1, batchRows))
+        const size = batchSizes.find((n) => n >= batch.length)!
+        const written = yield* write(sql.csv(Array.from({ length: size }, (_, i) => row(batch[i]?.item)))).pipe(
+          // Every caller of the batch gets its outcome, whatever happens to the statement (an error, a
+          // defect, an interruption at shutdown), so none waits forever.
+          Effect.onExit((exit) =>
+            exit._tag === "Success"
+              ? Effect.void
+              : Effect.forEach(batch, ({ done }) => Deferred.failCause(done, exit.cause), { discard: true })
+          ),
+          // A database error reaches the callers (each logs it and retries later); a defect is logged below.
+          Effect.orElseSucceed(() => undefined)
+        )
+        if (written === undefined) return
+        const applied = new Set(written.map((r) => r.id))
+        for (const { done, item } of batch) yield* Deferred.succeed(done, applied.has(item.task.id))
+      })
+      yield* Effect.forkScoped(Effect.forever(Effect.catchAllDefect(writeBatch, (defect) => Effect.logError(`${what} failed`, defect))))
+      return (item: A): Effect.Effect<boolean, SqlError> =>
+        Effect.flatMap(Deferred.make<boolean, SqlError>(), (done) => Effect.zipRight(Queue.offer(queue, { item, done }), Deferred.await(done)))
+    })
+
+  /**
+   * Rescheduling: a poll that finds its task still running, and does not keep it in hand, only
+   * moves the task's next run and gives its lease back. An autocommitted update per poll was the
+   * workers' costliest statement; they are written together (`batched`).
+   */
+  const writeReschedule = yield* batched<{ readonly task: Task; readonly nextRunAt: number }>(
+    "rescheduling tasks",
+    (item) =>
+      item === undefined
         ? sql`(CAST(${""} AS TEXT), CAST(${-1} AS INTEGER), CAST(${0} AS BIGINT))`
-        : sql`(CAST(${item.task.id} AS TEXT), CAST(${item.task.version} AS INTEGER), CAST(${item.nextRunAt} AS BIGINT))`
-    }))
-    const written = yield* sql<{ readonly id: string }>`UPDATE tasks
-      SET next_run_at = v.next_run_at, attempts = 0, lease_owner = NULL, lease_until = NULL, version = tasks.version + 1
-      FROM (SELECT column1 AS id, column2 AS version, column3 AS next_run_at FROM (VALUES ${rows}) AS given) AS v
-      WHERE tasks.id = v.id AND tasks.version = v.version
-      RETURNING tasks.id`.pipe(
-      // Every caller of the batch gets its outcome, whatever happens to the statement (an error, a
-      // defect, an interruption at shutdown), so none waits forever.
-      Effect.onExit((exit) =>
-        exit._tag === "Success"
-          ? Effect.void
-          : Effect.forEach(batch, ({ done }) => Deferred.failCause(done, exit.cause), { discard: true })
-      ),
-      // A database error reaches the callers (each logs it and retries later); a defect is logged below.
-      Effect.orElseSucceed(() => undefined)
-    )
-    if (written === undefined) return
-    const applied = new Set(written.map((r) => r.id))
-    for (const { done, task } of batch) yield* Deferred.succeed(done, applied.has(task.id))
-  })
-  yield* Effect.forkScoped(Effect.forever(Effect.catchAllDefect(writeReschedules, (defect) => Effect.logError("rescheduling tasks failed", defect))))
+        : sql`(CAST(${item.task.id} AS TEXT), CAST(${item.task.version} AS INTEGER), CAST(${item.nextRunAt} AS BIGINT))`,
+    (rows) =>
+      sql<{ readonly id: string }>`UPDATE tasks
+        SET next_run_at = v.next_run_at, attempts = 0, lease_owner = NULL, lease_until = NULL, version = tasks.version + 1
+        FROM (SELECT column1 AS id, column2 AS version, column3 AS next_run_at FROM (VALUES ${rows}) AS given) AS v
+        WHERE tasks.id = v.id AND tasks.version = v.version
+        RETURNING tasks.id`
+  )
 
   /**
    * The task stays in its status and runs next at `nextRunAt` (whole milliseconds; attempts reset,
    * lease given back), if it is still at `task.version`; `None` when someone else changed it.
-   * Written with the other reschedules waiting at the same moment (see above).
+   * Written with the other reschedules waiting at the same moment (see `batched`).
    */
   const reschedule = (task: Task, at: number): Effect.Effect<Option.Option<Task>, SqlError> => {
     const nextRunAt = Math.round(at)
-    return Effect.flatMap(Deferred.make<boolean, SqlError>(), (done) =>
-      Effect.zipRight(
-        Queue.offer(rescheduleQueue, { task, nextRunAt, done }),
-        Effect.map(Deferred.await(done), (applied) =>
-          applied
-            ? Option.some<Task>({ ...task, nextRunAt, attempts: 0, leaseOwner: null, leaseUntil: null, version: task.version + 1 })
-            : Option.none())
-      ))
+    return Effect.map(writeReschedule({ task, nextRunAt }), (applied) =>
+      applied
+        ? Option.some<Task>({ ...task, nextRunAt, attempts: 0, leaseOwner: null, leaseUntil: null, version: task.version + 1 })
+        : Option.none())
+  }
+
+  /**
+   * Lease renewals of tasks a worker keeps in hand (tasks/Scheduler.ts, `keep`), written together
+   * (`batched`): the lease `owner` holds on the task at `task.version` extended to `until`, as
+   * `renewLease` does for one task, its version left alone.
+   */
+  const writeRenewal = yield* batched<{ readonly task: Task; readonly owner: string; readonly until: number }>(
+    "renewing task leases",
+    (item) =>
+      item === undefined
+        ? sql`(CAST(${""} AS TEXT), CAST(${-1} AS INTEGER), CAST(${""} AS TEXT), CAST(${0} AS BIGINT))`
+        : sql`(CAST(${item.task.id} AS TEXT), CAST(${item.task.version} AS INTEGER), CAST(${item.owner} AS TEXT), CAST(${item.until} AS BIGINT))`,
+    (rows) =>
+      sql<{ readonly id: string }>`UPDATE tasks
+        SET lease_until = v.lease_until
+        FROM (SELECT column1 AS id, column2 AS version, column3 AS owner, column4 AS lease_until FROM (VALUES ${rows}) AS given) AS v
+        WHERE tasks.id = v.id AND tasks.version = v.version AND tasks.lease_owner = v.owner
+          AND tasks.status IN ('pending', 'processing')
+        RETURNING tasks.id`
+  )
+
+  /**
+   * The task with the lease `owner` holds on it extended to `until` (whole milliseconds), if it is
+   * still at `task.version` under that lease and unfinished; `None` when the lease is gone or the
+   * task changed. Written with the other renewals waiting at the same moment.
+   */
+  const renewHeld = (task: Task, owner: string, until: number): Effect.Effect<Option.Option<Task>, SqlError> => {
+    const leaseUntil = Math.round(until)
+    return Effect.map(writeRenewal({ task, owner, until: leaseUntil }), (applied) =>
+      applied ? Option.some<Task>({ ...task, leaseUntil }) : Option.none())
   }
 
   /** The event log of a task, oldest first. */
@@ -521,7 +565,7 @@ const make = Effect.gen(function*() {
     undefined
   ).pipe(Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.status, r.n]))), Rows.orDieOnParse)
 
-  return { create, find, findById, claimDue, update, reschedule, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, renewLease, inFlight } as const
+  return { create, find, findById, claimDue, update, reschedule, renewHeld, events, list, counts, releaseAllLeasesIfEmbedded, releaseLeasesOf, renewLease, inFlight } as const
 })
 
 /** The task store. */
