@@ -122,14 +122,16 @@ const make = Effect.gen(function*() {
    * `current` is the time now (a slow poll may have ended past `at`).
    */
   const keep = (task: Task, at: number, current: number): Option.Option<Task> => {
-    if (task.leaseOwner !== owner || task.leaseUntil === null) return Option.none()
-    if (Math.max(at, current) + keepMarginMs > task.leaseUntil) return Option.none()
-    const bytes = heldBytes(task)
-    if (hand.weight() + bytes > handBytes) return Option.none()
+    if (!holdable(task, task.leaseUntil, at, current)) return Option.none()
     const kept: Task = { ...task, nextRunAt: at }
-    hand.add(kept, at, bytes)
+    hand.add(kept, at, heldBytes(task))
     return Option.some(kept)
   }
+
+  /** Whether `task` can be held for its poll at `at` under this worker's lease ending at `leaseUntil`. */
+  const holdable = (task: Task, leaseUntil: number | null, at: number, current: number) =>
+    task.leaseOwner === owner && task.leaseUntil !== null && leaseUntil !== null &&
+    Math.max(at, current) + keepMarginMs <= leaseUntil && hand.weight() + heldBytes(task) <= handBytes
 
   /**
    * Whether `task`, which `keep` refused, is kept once its lease is renewed: it is this worker's,
@@ -141,9 +143,7 @@ const make = Effect.gen(function*() {
    * A task stays with the worker that claimed it while the worker lives; at shutdown its hand is
    * written back (`writeBackHand`), and a worker that dies leaves its leases to run out.
    */
-  const renewable = (task: Task, at: number, current: number) =>
-    task.leaseOwner === owner && task.leaseUntil !== null && Math.max(at, current) + keepMarginMs <= current + leaseMs &&
-    hand.weight() + heldBytes(task) <= handBytes
+  const renewable = (task: Task, at: number, current: number) => holdable(task, current + leaseMs, at, current)
 
   /**
    * Renews the lease on `task` and keeps it for its poll at `at`; `None` (nothing written) when the

@@ -468,8 +468,8 @@ const make = Effect.gen(function*() {
 
   /**
    * Lease renewals of tasks a worker keeps in hand (tasks/Scheduler.ts, `keep`), written together
-   * (`batched`): the lease `owner` holds on the task at `task.version` extended to `until`, as
-   * `renewLease` does for one task, its version left alone.
+   * (`batched`): the lease `owner` holds on the task at `task.version` extended to `until`, its
+   * version left alone.
    */
   const writeRenewal = yield* batched<{ readonly task: Task; readonly owner: string; readonly until: number }>(
     "renewing task leases",
@@ -552,13 +552,10 @@ const make = Effect.gen(function*() {
   /**
    * Extends the lease `owner` holds on the task at `task.version` to `until`: `false` when the
    * lease is gone (claimed by another worker, released, or the task changed). It leaves `version`
-   * alone, so the worker's own next compare-and-set still applies.
+   * alone, so the worker's own next compare-and-set still applies. Written with the other renewals
+   * waiting at the same moment (`renewHeld`).
    */
-  const renewLease = (task: Task, owner: string, until: number) =>
-    sql`UPDATE tasks SET lease_until = ${until}
-      WHERE id = ${task.id} AND version = ${task.version} AND lease_owner = ${owner}
-        AND status IN ('pending', 'processing')
-      RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+  const renewLease = (task: Task, owner: string, until: number) => Effect.map(renewHeld(task, owner, until), Option.isSome)
 
   /** Counts tasks by status (for `/readyz` and metrics). */
   const counts = SqlSchema.findAll({ Request: Schema.Void, Result: StatusCount, execute: () => sql`SELECT status, COUNT(*) AS n FROM tasks GROUP BY status` })(
