@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
+import { syncBuiltinESMExports } from "node:module"
 import * as path from "node:path"
 import * as Ledger from "../src/ledger/Ledger.js"
 import * as AnswerRows from "../src/platform/AnswerRows.js"
@@ -68,6 +69,34 @@ const open = (file: string, options: AnswerRows.Options, logged: (message: strin
     return { answers, sql, ids, close: Scope.close(scope, Exit.void) }
   })
 
+/**
+ * Runs `effect` counting the `fs.writeSync` calls made meanwhile, each made through `write` (the
+ * module's `import * as fs` sees the counting function once the built-in module's exports are synced).
+ */
+const countingWrites = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  write: (original: typeof fs.writeSync, ...args: Parameters<typeof fs.writeSync>) => number = (original, ...args) => original(...args)
+) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const fsObject = (fs as unknown as { default: typeof fs }).default as { writeSync: typeof fs.writeSync }
+      const original = fsObject.writeSync
+      const counted = { calls: 0, restore: () => {} }
+      fsObject.writeSync = ((...args: Parameters<typeof fs.writeSync>) => {
+        counted.calls++
+        return write(original, ...args)
+      }) as typeof fs.writeSync
+      syncBuiltinESMExports()
+      counted.restore = () => {
+        fsObject.writeSync = original
+        syncBuiltinESMExports()
+      }
+      return counted
+    }),
+    (counted) => Effect.map(effect, (a) => [a, counted.calls] as const),
+    (counted) => Effect.sync(() => counted.restore())
+  )
+
 const logText = (dir: string) => fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8")).join("")
 
 describe("answers' rows written behind (SQLite)", () => {
@@ -102,6 +131,64 @@ describe("answers' rows written behind (SQLite)", () => {
       const third = yield* open(file, { dir: log, delayMs: hour })
       assert.deepStrictEqual(yield* third.ids("responses"), ["resp_b", "resp_c", "resp_e"])
       yield* third.close
+    }))
+
+  it.live("the answers of one turn share one write, in order, and each resumes only with its line in the log", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour })
+      const ids = ["t1", "t2", "t3", "t4", "t5"]
+      const [seen, writes] = yield* countingWrites(Effect.forEach(
+        ids,
+        (id) => Effect.zipRight(w.answers.submit(answer(id), id), Effect.sync(() => logText(log).includes(`"${id}"`))),
+        { concurrency: "unbounded" }
+      ))
+      assert.deepStrictEqual(seen, [true, true, true, true, true], "an answer resumed before its line was in the log")
+      assert.strictEqual(writes, 1, "one write for the answers of one turn")
+      const lines = logText(log).trim().split("\n").map((l) => JSON.parse(l) as { s: number; r: ReadonlyArray<{ v: { id: string } }> })
+      assert.deepStrictEqual(lines.map((l) => [l.s, l.r[0]!.v.id]), ids.map((id, i) => [i + 1, id]))
+      // Answers of a later turn: a write of their own, numbered on.
+      const [, later] = yield* countingWrites(w.answers.submit(answer("t6"), "t6"))
+      assert.strictEqual(later, 1)
+      assert.include(logText(log), `{"s":6,`)
+      yield* w.answers.written("t6")
+      assert.deepStrictEqual(yield* w.ids("responses"), [...ids, "t6"])
+      yield* w.close
+    }))
+
+  it.live("a turn's lines cut short or refused by the disk: taken back, and those answers wait for their commit", () =>
+    Effect.gen(function*() {
+      const { file, log } = place()
+      const w = yield* open(file, { dir: log, delayMs: hour })
+      // The disk takes half of the turn's lines, then nothing.
+      const short = (original: typeof fs.writeSync, fd: number, buffer: any, ...rest: Array<any>) =>
+        Buffer.isBuffer(buffer) ? original(fd, buffer.subarray(0, Math.floor(buffer.length / 2))) : original(fd, buffer, ...rest)
+      const [, shortWrites] = yield* countingWrites(
+        Effect.forEach(["cut1", "cut2"], (id) => w.answers.submit(answer(id), id), { concurrency: "unbounded" }),
+        short as never
+      )
+      assert.strictEqual(shortWrites, 1)
+      // Answered only once committed; the half line was taken back, so what the log holds is whole
+      // lines only.
+      assert.deepStrictEqual(yield* w.ids("usage_ledger"), ["cut1", "cut2"])
+      const wholeLines = () => {
+        const text = logText(log)
+        assert.isTrue(text === "" || text.endsWith("\n"), "a line cut short was left in the log")
+        for (const line of text.split("\n").filter((l) => l !== "")) JSON.parse(line)
+        return text
+      }
+      assert.notInclude(wholeLines(), "cut")
+      const full = () => {
+        throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" })
+      }
+      yield* countingWrites(w.answers.submit(answer("full1"), "full1"), full)
+      assert.include(yield* w.ids("usage_ledger"), "full1")
+      assert.notInclude(wholeLines(), "full1")
+      // The disk back: answers go out from the log again, numbered on.
+      yield* w.answers.submit(answer("ok2"), "ok2")
+      assert.notInclude(yield* w.ids("usage_ledger"), "ok2")
+      assert.include(logText(log), `"ok2"`)
+      yield* w.close
     }))
 
   it.live("a read of an answer still in the log has it committed first; settled waits for all", () =>
