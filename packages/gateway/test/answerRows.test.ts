@@ -184,7 +184,7 @@ describe("answers' rows written behind (SQLite)", () => {
       yield* countingWrites(w.answers.submit(answer("full1"), "full1"), full)
       assert.include(yield* w.ids("usage_ledger"), "full1")
       assert.notInclude(wholeLines(), "full1")
-      // The disk back: answers go out from the log again, numbered on.
+      // The disk back: answers go out from the log again.
       yield* w.answers.submit(answer("ok2"), "ok2")
       assert.notInclude(yield* w.ids("usage_ledger"), "ok2")
       assert.include(logText(log), `"ok2"`)
