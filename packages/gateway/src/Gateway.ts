@@ -33,6 +33,7 @@ import * as Models from "./platform/Models.js"
 import * as ResponsesService from "./responses/Service.js"
 import * as ResponseStore from "./responses/Store.js"
 import * as Scheduler from "./tasks/Scheduler.js"
+import * as Progress from "./tasks/Progress.js"
 import * as Sweeper from "./platform/Sweeper.js"
 import * as TaskStore from "./tasks/Store.js"
 import * as Ledger from "./ledger/Ledger.js"
@@ -79,7 +80,7 @@ export const services = <E, R, E2, R2>(
   liveAdapters: Effect.Effect<ReadonlyMap<string, VendorAdapter.VendorAdapter>, E, R>,
   registry: Layer.Layer<Registry.Registry, E2, R2>
 ) => {
-  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, ResponseStore.layer, MediaStore.layer, Limits.layer, AnswerRows.layer).pipe(
+  const stores = Layer.mergeAll(ApiKeys.layer, TaskStore.layer, ResponseStore.layer, MediaStore.layer, Limits.layer, AnswerRows.layer, Progress.layer).pipe(
     Layer.provideMerge(TransitionHooks.layer),
     Layer.provideMerge(Database.layer)
   )

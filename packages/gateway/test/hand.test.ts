@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Hand from "../src/platform/Hand.js"
+import * as Progress from "../src/tasks/Progress.js"
 import * as Scheduler from "../src/tasks/Scheduler.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as Harness from "./harness.js"
@@ -242,17 +243,21 @@ describe("a worker keeps the tasks it polls in hand", () => {
   })
 
   gateway()((it) => {
-    it.effect("a poll that reports progress keeps its task in hand and writes the progress alone", () =>
+    it.effect("a poll that reports progress keeps its task in hand and writes the progress alone, behind it", () =>
       Effect.gen(function*() {
         const id = yield* firstPoll("progress")
         const claimed = yield* row(id)
         const sql = yield* SqlClient.SqlClient
+        const progress = yield* Progress.ProgressWriter
         const percent = () => Effect.map(sql<{ readonly percent: number }>`SELECT percent FROM task_progress WHERE task_id = ${id}`, (rows) => rows.map((r) => Number(r.percent)))
         for (const [poll, value] of [[2, 40], [3, 55]] as const) {
           state.progress = value
           yield* TestClock.adjust(cadenceMs)
           yield* Harness.work
           assert.strictEqual(state.polls, poll)
+          // Read at once in this process; in the table once written (at the turn's end, here flushed).
+          assert.strictEqual((yield* progress.latest(id))?.percent, value)
+          yield* progress.flush
           assert.deepStrictEqual(yield* percent(), [value])
           assert.deepStrictEqual(yield* row(id), claimed)
         }

@@ -25,6 +25,7 @@ import { MediaStore } from "../platform/MediaStore.js"
 import { Vendors } from "../vendors/Vendors.js"
 import * as TaskBodies from "./Bodies.js"
 import { envelope } from "./Envelope.js"
+import type { ProgressWriter } from "./Progress.js"
 import { ownTask, taskInfo, uuidPattern } from "./Http.js"
 import { type Task, TaskStore } from "./Store.js"
 
@@ -85,7 +86,7 @@ export const events = (entry: ModelEntry.ModelEntry) =>
       resumeFrom = Number(header)
     }
     const store = yield* TaskStore
-    const context = yield* Effect.context<SqlClient.SqlClient | TaskStore | Settings | MediaStore>()
+    const context = yield* Effect.context<SqlClient.SqlClient | TaskStore | Settings | MediaStore | ProgressWriter>()
     const current = Effect.map(store.findById(task.id), Option.getOrElse(() => task))
 
     /** The data of a change: the task as it is when the status matches, else as of that change. */
@@ -118,7 +119,7 @@ export const events = (entry: ModelEntry.ModelEntry) =>
         return [Chunk.fromIterable(out), Option.some({ seq: changes[changes.length - 1]!.seq, first: false, checked: true })] as const
       })
 
-    const changes = Stream.paginateChunkEffect<StreamState, string, unknown, SqlClient.SqlClient | TaskStore | Settings | MediaStore>(
+    const changes = Stream.paginateChunkEffect<StreamState, string, unknown, SqlClient.SqlClient | TaskStore | Settings | MediaStore | ProgressWriter>(
       { seq: resumeFrom ?? 0, first: resumeFrom === undefined, checked: false },
       step
     )

@@ -4,7 +4,6 @@
  * of replicas run this loop against one database; leases and compare-and-set updates keep one
  * owner per task, and an expired lease (a dead replica) is simply claimed again.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Errors, TaskInfo, VendorAdapter } from "@genway/core"
 import type { ModelEntry } from "@genway/core"
@@ -101,7 +100,7 @@ const make = Effect.gen(function*() {
   const vendors = yield* Vendors
   const settings = yield* Settings
   const registry = yield* Registry.Registry
-  const sql = yield* SqlClient.SqlClient
+  const progressWriter = yield* Progress.ProgressWriter
   const entries = Registry.indexById(registry.entries)
   const owner = `worker-${randomUUID()}`
   const signal = yield* Queue.sliding<void>(1)
@@ -266,11 +265,10 @@ const make = Effect.gen(function*() {
         })
         // Progress only from a poll whose write applied, or whose task is kept under this worker's
         // lease: a poll that outlived its lease writes nothing. (A task cancelled while kept may
-        // get its progress row written once more; progress is shown only while a task runs.)
+        // get its progress row written once more; progress is shown only while a task runs.) The
+        // figure is written behind the poll, with the others of the same moment (tasks/Progress.ts).
         return progress === undefined ? write : Effect.tap(write, (applied) =>
-          Option.isSome(applied)
-            ? Progress.record(task.id, progress, now).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.ignore)
-            : Effect.void)
+          Option.isSome(applied) ? progressWriter.record(task.id, progress, now) : Effect.void)
       }
       case "Failed":
         return fail(task, now, outcome.error)

@@ -138,6 +138,7 @@ const describeError = (e: unknown): string => {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const progressWriter = yield* VendorProgress.ProgressWriter
   const settings = yield* Settings
   const registry = yield* Registry.Registry
   const hooks = yield* TransitionHooks
@@ -197,7 +198,7 @@ const make = Effect.gen(function*() {
         task_info: taskInfo(task)
       }
       if (to === "processing") {
-        const progress = yield* VendorProgress.latest(task.id).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const progress = yield* progressWriter.latest(task.id)
         if (progress !== undefined) data.progress = { percent: progress.percent, source: "vendor" }
       }
       const event: StoredEvent = {
