@@ -367,6 +367,10 @@ const e2 = async (quick: boolean, out: Array<string>, ratios: Record<string, num
   for (const c of [up.child, floor.child, portkey.child, genway.child, traced?.child, sink?.child]) c?.kill("SIGTERM")
 }
 
+/** Tasks completed so far on the gateway at `port` (its `genway_tasks` gauge, read from the database at each scrape). */
+const completedOf = (port: number) =>
+  fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).then((text) => counterSum(text, "genway_tasks", `status="completed"`))
+
 /** Task create, sandbox, workers on, vs a floor doing one durable insert on the same database. */
 const creates = async (quick: boolean, out: Array<string>, ratios: Record<string, number | string>) => {
   const seconds = quick ? 1.5 : 10
@@ -435,15 +439,36 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
         return run()
       }
       const fMax = await measure(() => max(floorJob, seconds))
-      const gMax = await measure(() => max(genwayJob, seconds))
+      // How many tasks the workers completed during the phase, against how many were created in it
+      // (each takes the sandbox's 1 s):
+      // the creates and the tasks' lives share one process, and under a full create load the
+      // workers fall behind (the backlog is worked off afterwards, see bench/JOURNAL.md "Progress
+      // written behind"), so the create rate alone overstates what the gateway sustains.
+      const gDone = await measure(async () => {
+        const before = await completedOf(genway.port)
+        const m = await max(genwayJob, seconds)
+        return { m, completed: (await completedOf(genway.port)) - before }
+      })
+      const gMax = gDone.m
       const bMax = baseJob === undefined ? undefined : await measure(() => max(baseJob, seconds))
       const fRate = await measure(() => atRate(floorJob, seconds, 2000))
       const gRate = await measure(() => atRate(genwayJob, seconds, 2000))
       const bRate = baseJob === undefined ? undefined : await measure(() => atRate(baseJob, seconds, 2000))
-      rows.push([`floor (${db})`, Math.round(fMax.rps), r1(fMax.p99), r1(fRate.p99), Math.round(fRate.rps), fMax.failed + fRate.failed])
-      rows.push([`Genway (${db})`, Math.round(gMax.rps), r1(gMax.p99), r1(gRate.p99), Math.round(gRate.rps), gMax.failed + gRate.failed])
+      rows.push([`floor (${db})`, Math.round(fMax.rps), r1(fMax.p99), "—", r1(fRate.p99), Math.round(fRate.rps), fMax.failed + fRate.failed])
+      rows.push([
+        `Genway (${db})`,
+        Math.round(gMax.rps),
+        r1(gMax.p99),
+        `${gDone.completed} of ${gMax.total}`,
+        r1(gRate.p99),
+        Math.round(gRate.rps),
+        gMax.failed + gRate.failed
+      ])
+      // A sandboxed task takes 1 s: of a phase of `seconds`, at most the creates of its first
+      // `seconds - 1` can have completed by its end, however fast the workers.
+      ratios[`task create ${db} max: tasks completed during it / created (at most ${r2((seconds - 1) / seconds)})`] = ratio(gDone.completed, gMax.total)
       if (bMax !== undefined && bRate !== undefined) {
-        rows.push([`baseline Genway (${db})`, Math.round(bMax.rps), r1(bMax.p99), r1(bRate.p99), Math.round(bRate.rps), bMax.failed + bRate.failed])
+        rows.push([`baseline Genway (${db})`, Math.round(bMax.rps), r1(bMax.p99), "—", r1(bRate.p99), Math.round(bRate.rps), bMax.failed + bRate.failed])
         ratios[`task create ${db} max, Genway / baseline`] = bMax.failed + gMax.failed > 0
           ? "— (non-2xx answers during max; see the table)"
           : ratio(gMax.rps, bMax.rps)
@@ -459,7 +484,7 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
     for (const [, , , , cleanup] of databases) await cleanup()
   }
   out.push(`Task create (sandbox, workers on; 50 connections; ${seconds} s each)`)
-  out.push(table(["", "max req/s", "p99 ms at max", "p99 ms at 2,000 req/s", "achieved req/s", "non-2xx/errors"], rows))
+  out.push(table(["", "max req/s", "p99 ms at max", "tasks completed during max (of created)", "p99 ms at 2,000 req/s", "achieved req/s", "non-2xx/errors"], rows))
 }
 
 /**
