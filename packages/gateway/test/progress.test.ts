@@ -30,6 +30,8 @@ const manyAtOnce = (writer: Context.Tag.Service<Progress.ProgressWriter>, prefix
     for (const [i, id] of ids.entries()) yield* writer.record(id, i % 101, 1_000 + i)
     yield* writer.record(ids[7]!, 42.6, 5_000)
     yield* writer.record(ids[8]!, 250, 5_000)
+    // Not a number: ignored, not a failure of the others' statement.
+    yield* writer.record(ids[9]!, Number.NaN, 5_000)
     // Before any write, this process reads what it was given.
     assert.deepStrictEqual(yield* writer.latest(ids[7]!), { percent: 43, at: 5_000 })
     yield* writer.flush

@@ -36,7 +36,7 @@ const chunkSizes = [256, 64, 16, 4, 1]
 
 /** The progress figures: handed over by the workers' polls, read by listings, event streams and webhooks. */
 export class ProgressWriter extends Context.Tag("@genway/gateway/tasks/ProgressWriter")<ProgressWriter, {
-  /** Records `percent` (rounded, clamped to 0-100) as the task's latest figure, written behind (see above). */
+  /** Records `percent` (rounded, clamped to 0-100) as the task's latest figure, written behind (see above); not a finite number, ignored. */
   readonly record: (taskId: string, percent: number, at: number) => Effect.Effect<void>
   /** The task's latest figure, if any: one not yet written first. */
   readonly latest: (taskId: string) => Effect.Effect<Figure | undefined, SqlError>
@@ -104,6 +104,8 @@ const make = Effect.gen(function*() {
 
   const record = (taskId: string, percent: number, at: number) =>
     Effect.sync(() => {
+      // A figure that is not a number is no figure: written with the others, it would fail their statement.
+      if (!Number.isFinite(percent) || !Number.isFinite(at)) return
       pending.set(taskId, { percent: Math.max(0, Math.min(100, Math.round(percent))), at })
       schedule()
     })
