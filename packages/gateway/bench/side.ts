@@ -439,9 +439,8 @@ const creates = async (quick: boolean, out: Array<string>, ratios: Record<string
         return run()
       }
       const fMax = await measure(() => max(floorJob, seconds))
-      // How many tasks the workers completed during the phase, against how many were created in it
-      // (each takes the sandbox's 1 s):
-      // the creates and the tasks' lives share one process, and under a full create load the
+      // How many tasks the workers completed during the phase, against how many were created in it.
+      // The creates and the tasks' lives share one process, and under a full create load the
       // workers fall behind (the backlog is worked off afterwards, see bench/JOURNAL.md "Progress
       // written behind"), so the create rate alone overstates what the gateway sustains.
       const gDone = await measure(async () => {

@@ -126,8 +126,5 @@ const make = Effect.gen(function*() {
 /** The progress figures over the `SqlClient` in context; what is pending is written when the scope closes. */
 export const layer = Layer.scoped(ProgressWriter, make)
 
-/** Records the task's latest figure (see `ProgressWriter.record`). */
-export const record = (taskId: string, percent: number, at: number) => Effect.flatMap(ProgressWriter, (w) => w.record(taskId, percent, at))
-
 /** The task's latest figure, if any (see `ProgressWriter.latest`). */
 export const latest = (taskId: string) => Effect.flatMap(ProgressWriter, (w) => w.latest(taskId))
