@@ -320,6 +320,15 @@ export const make = (filename: string) =>
     return Object.assign(client, { withTransaction }) as Client.SqlClient
   })
 
+/**
+ * `effect` as one member of the group commit on the embedded SQLite client (see "Group commit" in
+ * `make`), as it is elsewhere: there a statement alone commits the open group, then itself — two
+ * commits where the group needed one. On PostgreSQL a transaction around a single statement would
+ * cost two more round trips, so the effect runs as it is.
+ */
+export const grouped = (sql: Client.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  sql.onDialectOrElse({ sqlite: () => sql.withTransaction(effect), orElse: () => effect })
+
 /** How a statement of an embedded client runs, by the client's statement acquirer. */
 const runs = new WeakMap<object, (statement: Executable, viaLibrary: () => Effect.Effect<any, SqlError>) => Effect.Effect<any, SqlError>>()
 

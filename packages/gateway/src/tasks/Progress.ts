@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
+import * as Sqlite from "../platform/Sqlite.js"
 
 /** A task's progress figure (0-100) and when the vendor reported it. */
 export interface Figure {
@@ -68,7 +69,7 @@ const make = Effect.gen(function*() {
       i += size
     }
     const all = Effect.forEach(statements, (s) => s, { discard: true })
-    return sql.onDialectOrElse({ sqlite: () => sql.withTransaction(all), orElse: () => all }).pipe(
+    return Sqlite.grouped(sql)(all).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning(`could not write ${rows.length} task progress figure(s); the next polls report them again`, cause))
     )
   }

@@ -21,6 +21,7 @@ import * as Schema from "effect/Schema"
 import * as TaskMetrics from "../observability/TaskMetrics.js"
 import type { BudgetExceeded } from "../ledger/Ledger.js"
 import * as Rows from "../platform/Rows.js"
+import * as Sqlite from "../platform/Sqlite.js"
 import { TransitionHooks } from "./Hooks.js"
 
 /** Where the worker stands with the vendor. */
@@ -333,7 +334,7 @@ const make = Effect.gen(function*() {
         limit
       )
     )
-    return tasksOf(sql.onDialectOrElse({ pg: () => claim, orElse: () => sql.withTransaction(claim) }))
+    return tasksOf(Sqlite.grouped(sql)(claim))
   }
 
   /**
