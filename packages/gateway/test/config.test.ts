@@ -29,6 +29,9 @@ describe("settings", () => {
       assert.strictEqual((yield* read({ GATEWAY_HEAP_ROOM_MB: "" })).heapRoomMb, 64)
       assert.strictEqual((yield* read({ GATEWAY_HEAP_ROOM_MB: "0" })).heapRoomMb, 0)
       assert.strictEqual((yield* read({ GATEWAY_HEAP_ROOM_MB: "512" })).heapRoomMb, 512)
+      assert.strictEqual(s.sqliteCommitGapMs, 5)
+      assert.strictEqual((yield* read({ GATEWAY_SQLITE_COMMIT_GAP_MS: "0" })).sqliteCommitGapMs, 0)
+      assert.strictEqual((yield* read({ GATEWAY_SQLITE_COMMIT_GAP_MS: "1000" })).sqliteCommitGapMs, 1000)
       const keys = yield* read({ GATEWAY_API_KEYS: "a, b ,,c", GATEWAY_PUBLIC_URL: "https://gw.example.com/" })
       assert.deepStrictEqual(keys.apiKeys.map(Redacted.value), ["a", "b", "c"])
       assert.strictEqual(keys.publicUrl, "https://gw.example.com")
@@ -47,7 +50,9 @@ describe("settings", () => {
         ["GATEWAY_HEAP_GROWING_PERCENT", "1e3"],
         ["GATEWAY_HEAP_ROOM_MB", "-1"],
         ["GATEWAY_HEAP_ROOM_MB", "90MB"],
-        ["GATEWAY_HEAP_ROOM_MB", "65537"]
+        ["GATEWAY_HEAP_ROOM_MB", "65537"],
+        ["GATEWAY_SQLITE_COMMIT_GAP_MS", "1001"],
+        ["GATEWAY_SQLITE_COMMIT_GAP_MS", "5ms"]
       ] as const) {
         const error = yield* Effect.flip(read({ [name]: value }))
         assert.include(String(error), name)

@@ -29,13 +29,17 @@ import * as Sqlite from "../src/platform/Sqlite.js"
 
 const modes = ["untraced", "traced"] as const
 
-const withDb = <A, E>(mode: typeof modes[number], body: (sql: SqlClient.SqlClient, file: string) => Effect.Effect<A, E>) => {
+const withDb = <A, E>(
+  mode: typeof modes[number],
+  body: (sql: SqlClient.SqlClient, file: string) => Effect.Effect<A, E>,
+  options: Sqlite.Options = {}
+) => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "genway-sqlite-")), "t.db")
   return Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`
     return yield* body(sql, file)
-  }).pipe(Effect.provide(Sqlite.layer(file)), Effect.withTracerEnabled(mode === "traced"))
+  }).pipe(Effect.provide(Sqlite.layer(file, options)), Effect.withTracerEnabled(mode === "traced"))
 }
 
 /** What another connection to the file sees: only what is committed. */
@@ -240,6 +244,61 @@ describe.each(modes)("embedded SQLite client (%s)", (mode) => {
         assert.deepStrictEqual(yield* ids(sql), ["z"])
       })
     ))
+})
+
+describe.each(modes)("embedded SQLite client with a commit gap (%s)", (mode) => {
+  // A gap no test outlasts: what commits early here is committed by the rules, not by the timer.
+  const gap = { commitGapMs: 600_000 }
+  const insert = (sql: SqlClient.SqlClient, id: string) => sql.withTransaction(sql`INSERT INTO t (id, n) VALUES (${id}, 1)`)
+  const turns = Effect.repeatN(nextTurn, 3)
+
+  it.effect("a group that starts within the gap after the last commit waits; the next statement outside commits it, and its members return", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        // The first commit has no commit before it: it is made at the end of its turn.
+        yield* insert(sql, "a")
+        assert.deepStrictEqual(committedIds(file), ["a"])
+        const b = yield* Effect.fork(insert(sql, "b"))
+        yield* settle
+        const c = yield* Effect.fork(insert(sql, "c"))
+        yield* settle
+        yield* turns
+        assert.isTrue((yield* Fiber.poll(b))._tag === "None", "b returned before its commit")
+        assert.isTrue((yield* Fiber.poll(c))._tag === "None", "c returned before its commit")
+        assert.deepStrictEqual(committedIds(file), ["a"], "a group within the gap was committed")
+        // A statement outside a transaction commits the open group before it runs.
+        assert.deepStrictEqual(yield* ids(sql), ["a", "b", "c"])
+        assert.deepStrictEqual(committedIds(file), ["a", "b", "c"])
+        yield* Fiber.join(b)
+        yield* Fiber.join(c)
+      }), gap))
+
+  it.effect("after a commit that carried a full group, the next group commits at the end of its turn", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        yield* insert(sql, "a")
+        const many = yield* Effect.forEach(Array.from({ length: 16 }, (_, i) => `m${String(i).padStart(2, "0")}`), (id) => Effect.fork(insert(sql, id)))
+        yield* settle
+        yield* turns
+        assert.deepStrictEqual(committedIds(file), ["a"])
+        yield* sql`SELECT 1`
+        yield* Effect.forEach(many, Fiber.join)
+        assert.strictEqual(committedIds(file).length, 17)
+        const z = yield* Effect.fork(insert(sql, "z"))
+        yield* turns
+        assert.isTrue((yield* Fiber.poll(z))._tag === "Some", "the group after a full one waited for the gap")
+        assert.include(committedIds(file), "z")
+      }), gap))
+
+  it.effect("without a gap, a group right after a commit commits at the end of its turn", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        yield* insert(sql, "a")
+        const b = yield* Effect.fork(insert(sql, "b"))
+        yield* turns
+        assert.isTrue((yield* Fiber.poll(b))._tag === "Some")
+        assert.deepStrictEqual(committedIds(file), ["a", "b"])
+      })))
 })
 
 describe("embedded SQLite client, spans", () => {

@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Heap from "./Heap.js"
+import * as Sqlite from "./Sqlite.js"
 import * as path from "node:path"
 
 /** Settings of one gateway process. */
@@ -65,6 +66,11 @@ export interface GatewaySettings {
    * generation may reach before that growth applies (platform/Heap.ts); 0 applies the percent alone.
    */
   readonly heapRoomMb?: number
+  /**
+   * `GATEWAY_SQLITE_COMMIT_GAP_MS`: the least time between two group commits of the embedded
+   * SQLite database (platform/Sqlite.ts); 0 commits at the end of every event-loop turn.
+   */
+  readonly sqliteCommitGapMs?: number
 }
 
 /** `GATEWAY_MEDIA_STORE` and the S3 variables that go with it. */
@@ -245,6 +251,9 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   heapRoomMb: optional("GATEWAY_HEAP_ROOM_MB", wholeNumberUpTo(65536, " (megabytes)")).pipe(
     Config.map(Option.getOrElse(() => Heap.defaultRoomMb))
+  ),
+  sqliteCommitGapMs: optional("GATEWAY_SQLITE_COMMIT_GAP_MS", wholeNumberUpTo(1000, " (milliseconds)")).pipe(
+    Config.map(Option.getOrElse(() => Sqlite.defaultCommitGapMs))
   ),
   mediaStore
 }).pipe(

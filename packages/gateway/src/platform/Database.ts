@@ -59,8 +59,11 @@ const sqlitePragmas = Effect.gen(function*() {
   yield* sql`PRAGMA temp_store = MEMORY`
 })
 
-/** A SQLite client on `file` (created with its folder if missing) with migrations applied. */
-export const sqlite = (file: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
+/**
+ * A SQLite client on `file` (created with its folder if missing) with migrations applied; its group
+ * commits at most once per `commitGapMs` (platform/Sqlite.ts).
+ */
+export const sqlite = (file: string, commitGapMs = Sqlite.defaultCommitGapMs): Layer.Layer<SqlClient.SqlClient, unknown> =>
   Layer.unwrapEffect(Effect.sync(() => {
     if (file !== ":memory:") {
       Files.privateDir(path.dirname(file))
@@ -68,7 +71,7 @@ export const sqlite = (file: string): Layer.Layer<SqlClient.SqlClient, unknown> 
       Files.privateFile(file)
     }
     return Layer.effectDiscard(Effect.zipRight(sqlitePragmas, migrate)).pipe(
-      Layer.provideMerge(Sqlite.layer(file))
+      Layer.provideMerge(Sqlite.layer(file, { commitGapMs }))
     )
   }))
 
@@ -80,7 +83,7 @@ export const postgres = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.
 export const layer: Layer.Layer<SqlClient.SqlClient, unknown, Settings> = Layer.unwrapEffect(
   Effect.map(Settings, (s) =>
     Option.match(s.databaseUrl, {
-      onNone: () => sqlite(path.join(s.dataDir, "genway.db")),
+      onNone: () => sqlite(path.join(s.dataDir, "genway.db"), s.sqliteCommitGapMs),
       onSome: postgres
     })
   )

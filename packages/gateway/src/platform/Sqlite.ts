@@ -32,6 +32,9 @@ const cacheSize = 500
 /** The most transactions one commit carries (bounds how long the first of them waits). */
 const groupLimit = 64
 
+/** A group this large shares its commit enough: the next one does not wait for the gap. */
+const fullGroup = 16
+
 /** What a member's `COMMIT` returns: no rows once the group's commit is durable, or its error. */
 type Outcome = Exit.Exit<ReadonlyArray<never>, SqlError>
 
@@ -71,11 +74,47 @@ const nextTurn = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
+/**
+ * Resumes `ms` from now, or as soon as the group has its outcome (another statement or a full
+ * group committed it meanwhile), whichever comes first.
+ */
+const gapOrOutcome = (g: Group, ms: number) =>
+  Effect.async<void>((resume) => {
+    if (g.outcome !== undefined) return resume(Effect.void)
+    let resumed = false
+    const once = () => {
+      if (resumed) return
+      resumed = true
+      clearTimeout(handle)
+      resume(Effect.void)
+    }
+    const handle = setTimeout(once, Math.ceil(ms))
+    g.waiting.push(once)
+    return Effect.sync(() => clearTimeout(handle))
+  })
+
+/** `GATEWAY_SQLITE_COMMIT_GAP_MS` when unset. */
+export const defaultCommitGapMs = 5
+
+/** How the client commits. */
+export interface Options {
+  /**
+   * The least time between the starts of two group commits, in milliseconds. A group whose first
+   * member commits sooner after the last commit stays open until then, so the transactions of
+   * those milliseconds share one commit; one that commits later, or after a commit that carried
+   * `fullGroup` members or more (the load batches them already), commits at the end of its turn,
+   * as every group does with 0 (the default here; `genway serve` takes
+   * `GATEWAY_SQLITE_COMMIT_GAP_MS`).
+   */
+  readonly commitGapMs?: number
+}
+
 const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
 /** A SqlClient on the SQLite file `filename` (WAL journal). */
-export const make = (filename: string) =>
+export const make = (filename: string, options: Options = {}) =>
   Effect.gen(function*() {
+    const commitGapMs = options.commitGapMs ?? 0
     const db = new Database(filename)
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     db.pragma("journal_mode = WAL")
@@ -128,9 +167,20 @@ export const make = (filename: string) =>
     // each member's commit returns only after that: nothing is answered before it is durable.
     // One commit writes each page it changed once, whatever the number of members: on SQLite
     // in WAL a commit costs about one write per page changed, most of a small transaction's cost.
+    // Under a steady load (a task's steps, creates arriving a few milliseconds apart) the turns
+    // are short and each would commit a group of a few members; `commitGapMs` keeps a group that
+    // starts sooner than that after the last commit open until then, so commits come at most
+    // once per gap and each carries the transactions of its milliseconds (bench/JOURNAL.md,
+    // "Commits at most once per gap"). A lone transaction after a quiet moment commits at the
+    // end of its turn, as before, and so does a group after a full one: under a full load the
+    // turns are long and the groups large, and a gap would only delay the workers' steps.
     const lock = yield* Effect.makeSemaphore(1)
     let group: Group | undefined
     let memberActive = false
+    /** When the last group commit started (`performance.now()`). */
+    let lastCommitAt = -Infinity
+    /** How many members the last group commit carried. */
+    let lastMembers = 0
 
     /** Commits the open group; the caller holds the connection and no member is active. */
     const flush = Effect.suspend(() => {
@@ -138,6 +188,8 @@ export const make = (filename: string) =>
       if (g === undefined) return Effect.void
       group = undefined
       let exit: Outcome = committed
+      lastCommitAt = performance.now()
+      lastMembers = g.members
       try {
         exec("COMMIT")
       } catch (cause) {
@@ -198,7 +250,10 @@ export const make = (filename: string) =>
         if (g.flushing) return Effect.zipRight(leave, outcomeOf(g))
         g.flushing = true
         return leave.pipe(
-          Effect.zipRight(nextTurn),
+          Effect.zipRight(Effect.suspend(() => {
+            const wait = lastMembers >= fullGroup ? 0 : lastCommitAt + commitGapMs - performance.now()
+            return wait <= 0 ? nextTurn : gapOrOutcome(g, wait)
+          })),
           Effect.zipRight(Effect.suspend(() => (group !== g ? Effect.void : memberActive ? lock.withPermits(1)(flushIf(g)) : flush))),
           Effect.zipRight(Effect.suspend(() => outcomeOf(g)))
         )
@@ -362,5 +417,5 @@ const statementAcquirer = (client: Client.SqlClient): object => {
 const leanPath: unique symbol = Symbol.for("@genway/gateway/Sqlite/leanPath")
 
 /** The client as a layer. */
-export const layer = (filename: string): Layer.Layer<Client.SqlClient> =>
-  Layer.scoped(Client.SqlClient, make(filename)).pipe(Layer.provide(Reactivity.layer))
+export const layer = (filename: string, options: Options = {}): Layer.Layer<Client.SqlClient> =>
+  Layer.scoped(Client.SqlClient, make(filename, options)).pipe(Layer.provide(Reactivity.layer))
