@@ -298,7 +298,7 @@ describe.each(modes)("embedded SQLite client with a commit gap (%s)", (mode) => 
         yield* turns
         assert.isTrue((yield* Fiber.poll(b))._tag === "Some")
         assert.deepStrictEqual(committedIds(file), ["a", "b"])
-      })))
+      }), { commitGapMs: 0 }))
 })
 
 describe("embedded SQLite client, spans", () => {

@@ -61,9 +61,9 @@ const sqlitePragmas = Effect.gen(function*() {
 
 /**
  * A SQLite client on `file` (created with its folder if missing) with migrations applied; its group
- * commits at most once per `commitGapMs` (platform/Sqlite.ts).
+ * commits at most once per `commitGapMs` (platform/Sqlite.ts; its default when not given).
  */
-export const sqlite = (file: string, commitGapMs = Sqlite.defaultCommitGapMs): Layer.Layer<SqlClient.SqlClient, unknown> =>
+export const sqlite = (file: string, commitGapMs?: number): Layer.Layer<SqlClient.SqlClient, unknown> =>
   Layer.unwrapEffect(Effect.sync(() => {
     if (file !== ":memory:") {
       Files.privateDir(path.dirname(file))
@@ -71,7 +71,7 @@ export const sqlite = (file: string, commitGapMs = Sqlite.defaultCommitGapMs): L
       Files.privateFile(file)
     }
     return Layer.effectDiscard(Effect.zipRight(sqlitePragmas, migrate)).pipe(
-      Layer.provideMerge(Sqlite.layer(file, { commitGapMs }))
+      Layer.provideMerge(Sqlite.layer(file, commitGapMs === undefined ? {} : { commitGapMs }))
     )
   }))
 

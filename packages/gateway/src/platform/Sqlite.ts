@@ -103,7 +103,7 @@ export interface Options {
    * member commits sooner after the last commit stays open until then, so the transactions of
    * those milliseconds share one commit; one that commits later, or after a commit that carried
    * `fullGroup` members or more (the load batches them already), commits at the end of its turn,
-   * as every group does with 0 (the default here; `genway serve` takes
+   * as every group does with 0. Default `defaultCommitGapMs` (`genway serve` takes
    * `GATEWAY_SQLITE_COMMIT_GAP_MS`).
    */
   readonly commitGapMs?: number
@@ -114,7 +114,7 @@ const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to ex
 /** A SqlClient on the SQLite file `filename` (WAL journal). */
 export const make = (filename: string, options: Options = {}) =>
   Effect.gen(function*() {
-    const commitGapMs = options.commitGapMs ?? 0
+    const commitGapMs = options.commitGapMs ?? defaultCommitGapMs
     const db = new Database(filename)
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     db.pragma("journal_mode = WAL")
