@@ -32,6 +32,9 @@ describe("settings", () => {
       assert.strictEqual(s.sqliteCommitGapMs, 5)
       assert.strictEqual((yield* read({ GATEWAY_SQLITE_COMMIT_GAP_MS: "0" })).sqliteCommitGapMs, 0)
       assert.strictEqual((yield* read({ GATEWAY_SQLITE_COMMIT_GAP_MS: "1000" })).sqliteCommitGapMs, 1000)
+      assert.strictEqual(s.mediaInlineBytes, 65536)
+      assert.strictEqual((yield* read({ GATEWAY_MEDIA_INLINE_BYTES: "0" })).mediaInlineBytes, 0)
+      assert.strictEqual((yield* read({ GATEWAY_MEDIA_INLINE_BYTES: "1048576" })).mediaInlineBytes, 1048576)
       const keys = yield* read({ GATEWAY_API_KEYS: "a, b ,,c", GATEWAY_PUBLIC_URL: "https://gw.example.com/" })
       assert.deepStrictEqual(keys.apiKeys.map(Redacted.value), ["a", "b", "c"])
       assert.strictEqual(keys.publicUrl, "https://gw.example.com")
@@ -52,7 +55,9 @@ describe("settings", () => {
         ["GATEWAY_HEAP_ROOM_MB", "90MB"],
         ["GATEWAY_HEAP_ROOM_MB", "65537"],
         ["GATEWAY_SQLITE_COMMIT_GAP_MS", "1001"],
-        ["GATEWAY_SQLITE_COMMIT_GAP_MS", "5ms"]
+        ["GATEWAY_SQLITE_COMMIT_GAP_MS", "5ms"],
+        ["GATEWAY_MEDIA_INLINE_BYTES", "1048577"],
+        ["GATEWAY_MEDIA_INLINE_BYTES", "64KB"]
       ] as const) {
         const error = yield* Effect.flip(read({ [name]: value }))
         assert.include(String(error), name)

@@ -119,7 +119,8 @@ describe("hardening", () => {
   })
 
   const dataDir = path.join(Harness.tempDir(), "data")
-  layer(Harness.layer({ settings: { dataDir } }))((it) => {
+  // Results as files (a small one is kept in its database row by default): their mode is checked here.
+  layer(Harness.layer({ settings: { dataDir, mediaInlineBytes: 0 } }))((it) => {
     it.effect("6: the data folder is 0700; the database, media and spooled inputs are 0600", () =>
       Effect.gen(function*() {
         const p = yield* port

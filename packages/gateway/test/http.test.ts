@@ -189,9 +189,10 @@ describe("discoverability", () => {
   })
 })
 
-describe("signed media URLs", () => {
-  layer(Harness.layer({ settings: { mediaUrlTtlMs: 60_000 } }))((it) => {
-    it.effect("work without a token, refuse tampering, and expire", () =>
+// The sandbox's video is small: kept in its database row by default, a file with `mediaInlineBytes: 0`.
+describe.each([["kept in its row", {}], ["a file", { mediaInlineBytes: 0 }]] as const)("signed media URLs (%s)", (_, stored) => {
+  layer(Harness.layer({ settings: { mediaUrlTtlMs: 60_000, ...stored } }))((it) => {
+    it.effect("work without a token, serve the object and its ranges, refuse tampering, and expire", () =>
       Effect.gen(function*() {
         const created = yield* Harness.send(Harness.post(e4, { prompt: "m" }))
         const url = `${e4}/${created.json.task_info.id}`
@@ -203,13 +204,24 @@ describe("signed media URLs", () => {
         const path = media.pathname + media.search
         const ok = yield* raw("GET", path, undefined, {})
         assert.strictEqual(ok.status, 200)
-        const ranged = yield* Effect.gen(function*() {
+        const fetched = (range?: string) => Effect.gen(function*() {
           const client = yield* HttpClient.HttpClient
-          const r = yield* client.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeader("range", "bytes=0-7")))
-          return { status: r.status, bytes: new Uint8Array(yield* r.arrayBuffer) }
+          const request = HttpClientRequest.get(path)
+          const r = yield* client.execute(range === undefined ? request : HttpClientRequest.setHeader(request, "range", range))
+          return { status: r.status, headers: r.headers, bytes: new Uint8Array(yield* r.arrayBuffer) }
         }).pipe(Effect.scoped)
+        const whole = yield* fetched()
+        assert.strictEqual(whole.headers["content-type"], "video/mp4")
+        assert.strictEqual(Number(whole.headers["content-length"]), whole.bytes.length)
+        // An MP4 begins with its `ftyp` box.
+        assert.deepStrictEqual([...whole.bytes.subarray(4, 8)].map((b) => String.fromCharCode(b)).join(""), "ftyp")
+        const ranged = yield* fetched("bytes=0-7")
         assert.strictEqual(ranged.status, 206)
-        assert.strictEqual(ranged.bytes.length, 8)
+        assert.deepStrictEqual([...ranged.bytes], [...whole.bytes.subarray(0, 8)])
+        const tail = yield* fetched("bytes=-5")
+        assert.strictEqual(tail.status, 206)
+        assert.strictEqual(tail.headers["content-range"], `bytes ${whole.bytes.length - 5}-${whole.bytes.length - 1}/${whole.bytes.length}`)
+        assert.deepStrictEqual([...tail.bytes], [...whole.bytes.subarray(whole.bytes.length - 5)])
         const tampered = path.replace(/signature=./, (m) => m.endsWith("A") ? m.slice(0, -1) + "B" : m.slice(0, -1) + "A")
         assert.strictEqual((yield* raw("GET", tampered, undefined, {})).status, 403)
         const otherKey = path.replace("/0.mp4", "/1.mp4")

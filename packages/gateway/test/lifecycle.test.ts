@@ -16,6 +16,10 @@ import { Scheduler } from "../src/tasks/Scheduler.js"
 import * as Sweeper from "../src/platform/Sweeper.js"
 import { TaskStore } from "../src/tasks/Store.js"
 import * as Harness from "./harness.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Settings } from "../src/platform/Config.js"
 
 const status = (path: string) =>
   Effect.gen(function*() {
@@ -36,8 +40,9 @@ const complete = (path: string, body: unknown) =>
     return done.json
   })
 
-describe("retention", () => {
-  layer(Harness.layer())((it) => {
+// The sandbox's results are small: kept in their database rows by default, files with `mediaInlineBytes: 0`.
+describe.each([["kept in its row", {}, true], ["a file", { mediaInlineBytes: 0 }, false]] as const)("retention (%s)", (_, stored, inline) => {
+  layer(Harness.layer({ settings: stored }))((it) => {
     it.scoped("the sweeper deletes G1 media after 2 days: the task stays readable, its URLs answer 410", () =>
       Effect.gen(function*() {
         const g1 = Registry.entries.find((e) => e.endpoints.includes("G1"))!
@@ -46,6 +51,13 @@ describe("retention", () => {
         const done = yield* complete(g1.path, { prompt: "a timelapse" })
         const url = new URL(done.videos[0])
         assert.strictEqual((yield* status(url.pathname + url.search)).status, 200)
+        const sql = yield* SqlClient.SqlClient
+        const key = decodeURIComponent(url.pathname.replace(/^\/media\//, ""))
+        const dataDir = (yield* Settings).dataDir
+        const file = path.join(dataDir, "media", ...key.split("/"))
+        const held = (yield* sql`SELECT body IS NOT NULL AS held FROM media WHERE key = ${key}`)[0]!
+        assert.strictEqual(Boolean(held.held), inline)
+        assert.strictEqual(fs.existsSync(file), !inline)
 
         yield* TestClock.adjust("47 hours")
         // Started here rather than at the top so the clock does not step through 2,800 idle sweeps.
@@ -62,6 +74,11 @@ describe("retention", () => {
         const r = yield* status(gone.pathname + gone.search)
         assert.strictEqual(r.status, 410)
         assert.match(r.json.error.detail, /retention/)
+        // The bytes are gone: the row's, or the file.
+        const after = (yield* sql`SELECT body IS NOT NULL AS held, deleted_at FROM media WHERE key = ${key}`)[0]!
+        assert.isFalse(Boolean(after.held))
+        assert.isNotNull(after.deleted_at)
+        assert.isFalse(fs.existsSync(file))
         // Entries without a retention keep their media.
         const keptAgain = yield* Harness.send(Harness.get(`${e4.path}/${kept.task_info.id}`))
         const keptUrl = new URL(keptAgain.json.videos[0])

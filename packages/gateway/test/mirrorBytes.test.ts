@@ -1,8 +1,9 @@
 /**
  * A result the adapter already holds whole (`MediaDownload.bytes`: a vendor's inline image, the
- * sandbox's video) is stored from those bytes in one write, not by reading `body`: here `body`
- * fails if it is read at all, and the task still completes with the exact bytes stored. Time is
- * the TestClock.
+ * sandbox's video) is stored from those bytes, not by reading `body`: here `body` fails if it is
+ * read at all, and the task still completes with the exact bytes stored — in its database row when
+ * it is at most `GATEWAY_MEDIA_INLINE_BYTES` long, else in a file written in one write. Time is the
+ * TestClock.
  */
 import { VendorAdapter } from "@genway/core"
 import { Registry } from "@genway/registry"
@@ -13,6 +14,8 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { MediaStore } from "../src/platform/MediaStore.js"
 import { Scheduler } from "../src/tasks/Scheduler.js"
 import { TaskStore } from "../src/tasks/Store.js"
@@ -38,10 +41,15 @@ const vendor: VendorAdapter.VendorAdapter = {
     })
 }
 
-describe("a result held in memory", () => {
-  layer(Harness.layer({ live: Effect.succeed(new Map([["vendor-b", vendor]])) }))((it) => {
-    it.effect("is stored from its bytes in one write; its body is never read", () =>
+describe.each([
+  ["kept in its row (at most GATEWAY_MEDIA_INLINE_BYTES)", {}, true],
+  ["written to a file in one write (longer than GATEWAY_MEDIA_INLINE_BYTES)", { mediaInlineBytes: video.length - 1 }, false]
+] as const)("a result held in memory, %s", (_, stored, inline) => {
+  const dataDir = Harness.tempDir()
+  layer(Harness.layer({ live: Effect.succeed(new Map([["vendor-b", vendor]])), settings: { dataDir, ...stored } }))((it) => {
+    it.effect("is stored from its bytes; its body is never read", () =>
       Effect.gen(function*() {
+        bodyRead = 0
         const scheduler = yield* Scheduler
         const tasks = yield* TaskStore
         const loop = yield* Effect.fork(scheduler.loop)
@@ -53,14 +61,20 @@ describe("a result held in memory", () => {
         assert.strictEqual(bodyRead, 0)
         const item = done.result?.[0]
         assert.isTrue(item !== undefined && "media" in item)
+        const key = (item as { readonly media: string }).media
         const media = yield* MediaStore
-        const found = yield* media.lookup((item as { readonly media: string }).media)
+        const found = yield* media.lookup(key)
         assert.strictEqual(found._tag, "Found")
         if (found._tag !== "Found") return
         assert.strictEqual(found.bytes, video.length)
         assert.strictEqual(found.contentType, "video/mp4")
-        const stored = Chunk.toReadonlyArray(yield* Stream.runCollect(media.read(found.file))).flatMap((c) => [...c])
+        // In its row, or in a file: never both.
+        assert.strictEqual(found.inline !== undefined, inline)
+        assert.strictEqual(fs.existsSync(path.join(dataDir, "media", ...key.split("/"))), !inline)
+        const stored = Chunk.toReadonlyArray(yield* Stream.runCollect(media.read(found))).flatMap((c) => [...c])
         assert.deepStrictEqual(stored, [...video])
+        const ranged = Chunk.toReadonlyArray(yield* Stream.runCollect(media.read(found, { start: 4, end: 7 }))).flatMap((c) => [...c])
+        assert.deepStrictEqual(ranged, [...video.subarray(4, 8)])
         yield* Fiber.interrupt(loop)
       }))
   })

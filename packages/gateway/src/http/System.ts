@@ -138,14 +138,14 @@ export const media = Effect.gen(function*() {
     if (start > end || start >= found.bytes) {
       return HttpServerResponse.empty({ status: 416, headers: { "content-range": `bytes */${found.bytes}` } })
     }
-    return HttpServerResponse.stream(store.read(found.file, { start, end }), {
+    return HttpServerResponse.stream(store.read(found, { start, end }), {
       status: 206,
       contentType: found.contentType,
       contentLength: end - start + 1,
       headers: { ...headers, "content-range": `bytes ${start}-${end}/${found.bytes}` }
     })
   }
-  return HttpServerResponse.stream(store.read(found.file), {
+  return HttpServerResponse.stream(store.read(found), {
     contentType: found.contentType,
     contentLength: found.bytes,
     headers

@@ -71,6 +71,12 @@ export interface GatewaySettings {
    * SQLite database (platform/Sqlite.ts); 0 commits at the end of every event-loop turn.
    */
   readonly sqliteCommitGapMs?: number
+  /**
+   * `GATEWAY_MEDIA_INLINE_BYTES`: with the data directory and the embedded SQLite database, a
+   * result held whole in memory and at most this long is kept in its database row rather than a
+   * file (platform/MediaStore.ts); 0 writes every result to a file.
+   */
+  readonly mediaInlineBytes?: number
 }
 
 /** `GATEWAY_MEDIA_STORE` and the S3 variables that go with it. */
@@ -111,6 +117,9 @@ const optional = <A>(name: string, parse: (raw: string) => Either.Either<A, stri
   )
 
 /** Digits only (no sign, exponent or unit), from 0 to `max`. */
+/** `GATEWAY_MEDIA_INLINE_BYTES` when unset (platform/MediaStore.ts). */
+export const defaultMediaInlineBytes = 64 * 1024
+
 const wholeNumberUpTo = (max: number, unit = "") => (raw: string): Either.Either<number, string> =>
   /^\d+$/.test(raw) && Number(raw) <= max ? Either.right(Number(raw)) : Either.left(`must be an integer from 0 to ${max}${unit}`)
 
@@ -254,6 +263,9 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   sqliteCommitGapMs: optional("GATEWAY_SQLITE_COMMIT_GAP_MS", wholeNumberUpTo(1000, " (milliseconds)")).pipe(
     Config.map(Option.getOrElse(() => Sqlite.defaultCommitGapMs))
+  ),
+  mediaInlineBytes: optional("GATEWAY_MEDIA_INLINE_BYTES", wholeNumberUpTo(1024 * 1024, " (bytes)")).pipe(
+    Config.map(Option.getOrElse(() => defaultMediaInlineBytes))
   ),
   mediaStore
 }).pipe(

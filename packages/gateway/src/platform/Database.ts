@@ -22,6 +22,7 @@ import reportedUsage from "./migrations/0008_reported_usage.js"
 import taskCountShards from "./migrations/0009_task_count_shards.js"
 import taskClaims from "./migrations/0010_task_claims.js"
 import answerLog from "./migrations/0011_answer_log.js"
+import mediaBody from "./migrations/0012_media_body.js"
 import { Settings } from "./Config.js"
 import * as Files from "./Files.js"
 import * as Sqlite from "./Sqlite.js"
@@ -38,7 +39,8 @@ const migrate = Migrator.make({})({
     "0008_reported_usage": reportedUsage,
     "0009_task_count_shards": taskCountShards,
     "0010_task_claims": taskClaims,
-    "0011_answer_log": answerLog
+    "0011_answer_log": answerLog,
+    "0012_media_body": mediaBody
   }),
   table: "genway_migrations"
 })
