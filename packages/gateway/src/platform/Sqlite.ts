@@ -68,6 +68,31 @@ const outcomeOf = (g: Group): Effect.Effect<ReadonlyArray<never>, SqlError> =>
     else g.waiting.push(resume)
   })
 
+/** Resumes after the current event-loop turn: the requests read in this turn reach the group. */
+const nextTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/**
+ * Resumes `ms` from now, or as soon as the group has its outcome (another statement or a full
+ * group committed it meanwhile), whichever comes first.
+ */
+const gapOrOutcome = (g: Group, ms: number) =>
+  Effect.async<void>((resume) => {
+    if (g.outcome !== undefined) return resume(Effect.void)
+    let resumed = false
+    const once = () => {
+      if (resumed) return
+      resumed = true
+      clearTimeout(handle)
+      resume(Effect.void)
+    }
+    const handle = setTimeout(once, Math.ceil(ms))
+    g.waiting.push(once)
+    return Effect.sync(() => clearTimeout(handle))
+  })
+
 /** `GATEWAY_SQLITE_COMMIT_GAP_MS` when unset. */
 export const defaultCommitGapMs = 5
 
@@ -149,49 +174,18 @@ export const make = (filename: string, options: Options = {}) =>
     // "Commits at most once per gap"). A lone transaction after a quiet moment commits at the
     // end of its turn, as before, and so does a group after a full one: under a full load the
     // turns are long and the groups large, and a gap would only delay the workers' steps.
-    // The connection's lock: held by the member whose transaction runs, or by a statement outside
-    // a transaction that waited for that member to leave. A free lock is taken in the step that
-    // asks for it. A waiter is woken when the lock is released and takes it in a step of its own,
-    // as Effect's semaphore does: every waiter is woken, so one interrupted before its step leaves
-    // the lock to the others.
-    let held = false
-    const waiters = new Set<() => void>()
-    const attempt: Effect.Effect<void> = Effect.suspend(() => {
-      if (held) return take
-      held = true
-      return Effect.void
-    })
-    const take: Effect.Effect<void> = Effect.async<void>((resume) => {
-      if (!held) return resume(attempt)
-      const woken = () => {
-        waiters.delete(woken)
-        resume(attempt)
-      }
-      waiters.add(woken)
-      return Effect.sync(() => {
-        waiters.delete(woken)
-      })
-    })
-    const release = () => {
-      held = false
-      if (waiters.size > 0) for (const woken of [...waiters]) woken()
-    }
-    const withLock = <A, E>(effect: Effect.Effect<A, E>) =>
-      Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), Effect.ensuring(restore(effect), Effect.sync(release))))
-
+    const lock = yield* Effect.makeSemaphore(1)
     let group: Group | undefined
     let memberActive = false
-    /** A group whose commit fell due while a member was active: committed as that member leaves. */
-    let dueAtLeave: Group | undefined
     /** When the last group commit started (`performance.now()`). */
     let lastCommitAt = -Infinity
     /** How many members the last group commit carried. */
     let lastMembers = 0
 
-    /** Commits the open group; no member is active (the caller made sure). */
-    const flushNow = () => {
+    /** Commits the open group; the caller holds the connection and no member is active. */
+    const flush = Effect.suspend(() => {
       const g = group
-      if (g === undefined) return
+      if (g === undefined) return Effect.void
       group = undefined
       let exit: Outcome = committed
       lastCommitAt = performance.now()
@@ -209,86 +203,64 @@ export const make = (filename: string, options: Options = {}) =>
         }
       }
       settle(g, exit)
-    }
-    const flush = Effect.sync(flushNow)
+      return Effect.void
+    })
+    const flushIf = (g: Group) => Effect.suspend(() => (group === g ? flush : Effect.void))
     /** Fails the open group whose SQLite transaction is gone (SQLite rolled it back on an error). */
-    const brokenGroup = (cause: unknown) => {
-      const g = group
-      if (g === undefined || db.inTransaction) return
-      group = undefined
-      settle(g, Exit.fail(failure(cause)))
-    }
-    /**
-     * Commits `g` at the end of this event-loop turn, or once `commitGapMs` have passed since the
-     * last commit began: at once if no member is active then, else as the active one leaves.
-     * Another statement or a full group may commit it first; the timer then finds it gone.
-     */
-    const commitLater = (g: Group) => {
-      g.flushing = true
-      const due = () => {
-        if (group !== g) return
-        if (memberActive) dueAtLeave = g
-        else flushNow()
-      }
-      const wait = lastMembers >= fullGroup ? 0 : lastCommitAt + commitGapMs - performance.now()
-      if (wait <= 0) {
-        setImmediate(due)
-        return
-      }
-      const handle = setTimeout(due, Math.ceil(wait))
-      g.waiting.push(() => clearTimeout(handle))
-    }
-    /** The active member leaves: a commit that fell due meanwhile is made, then the lock is free. */
-    const leaveNow = () => {
-      memberActive = false
-      const due = dueAtLeave
-      if (due !== undefined) {
-        dueAtLeave = undefined
-        if (group === due) flushNow()
-      }
-      release()
-    }
+    const brokenGroup = (cause: unknown) =>
+      Effect.suspend(() => {
+        const g = group
+        if (g === undefined || db.inTransaction) return Effect.void
+        group = undefined
+        settle(g, Exit.fail(failure(cause)))
+        return Effect.void
+      })
 
-    /** A new member of the group; the caller holds the connection's lock. */
     const member = () => {
-      memberActive = true
       const self = { holds: true, open: false, group: undefined as Group | undefined }
-      const leave = () => {
-        if (!self.holds) return
+      const leave = Effect.suspend(() => {
+        if (!self.holds) return Effect.void
         self.holds = false
-        leaveNow()
-      }
-      const begin = () => {
-        if (group === undefined) {
-          exec("BEGIN")
-          group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
-        }
-        exec("SAVEPOINT genway_member")
-        group.members++
-        self.group = group
-        self.open = true
-      }
-      /** Releases the member's savepoint and leaves: the wait for its group's commit, or the failure. */
-      const commit = (): Effect.Effect<ReadonlyArray<never>, SqlError> => {
+        memberActive = false
+        return lock.release(1)
+      })
+      const begin = Effect.try({
+        try: () => {
+          if (group === undefined) {
+            exec("BEGIN")
+            group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
+          }
+          exec("SAVEPOINT genway_member")
+          group.members++
+          self.group = group
+          self.open = true
+          return []
+        },
+        catch: failure
+      })
+      const commit = Effect.suspend(() => {
         const g = self.group!
         self.open = false
         try {
           exec("RELEASE genway_member")
         } catch (cause) {
-          brokenGroup(cause)
-          leave()
-          return Effect.fail(failure(cause))
+          return Effect.zipRight(Effect.zipRight(brokenGroup(cause), leave), Effect.fail(failure(cause)))
         }
-        if (g.members >= groupLimit) {
-          if (group === g) flushNow()
-        } else if (!g.flushing) commitLater(g)
-        leave()
-        return outcomeOf(g)
-      }
-      /** Undoes the member's writes (nothing if it committed or never began) and leaves. */
-      const rollback = () => {
+        if (g.members >= groupLimit) return Effect.zipRight(Effect.zipRight(flushIf(g), leave), Effect.suspend(() => outcomeOf(g)))
+        if (g.flushing) return Effect.zipRight(leave, outcomeOf(g))
+        g.flushing = true
+        return leave.pipe(
+          Effect.zipRight(Effect.suspend(() => {
+            const wait = lastMembers >= fullGroup ? 0 : lastCommitAt + commitGapMs - performance.now()
+            return wait <= 0 ? nextTurn : gapOrOutcome(g, wait)
+          })),
+          Effect.zipRight(Effect.suspend(() => (group !== g ? Effect.void : memberActive ? lock.withPermits(1)(flushIf(g)) : flush))),
+          Effect.zipRight(Effect.suspend(() => outcomeOf(g)))
+        )
+      })
+      const rollback = Effect.suspend(() => {
         const g = self.group
-        if (!self.open || g === undefined) return leave()
+        if (!self.open || g === undefined) return Effect.as(leave, [])
         self.open = false
         let error: unknown
         try {
@@ -297,10 +269,7 @@ export const make = (filename: string, options: Options = {}) =>
         } catch (cause) {
           error = cause
         }
-        if (error !== undefined && !db.inTransaction) {
-          brokenGroup(error)
-          return leave()
-        }
+        if (error !== undefined && !db.inTransaction) return Effect.as(Effect.zipRight(brokenGroup(error), leave), [])
         g.members--
         // No member of the group committed: nothing is left to write, the group ends here.
         if (g.members === 0 && !g.flushing && group === g) {
@@ -311,21 +280,16 @@ export const make = (filename: string, options: Options = {}) =>
             // Nothing was written: a failed rollback leaves nothing behind either.
           }
           settle(g, committed)
+          return Effect.as(leave, [])
         }
-        leave()
-      }
+        return Effect.as(leave, [])
+      })
       const own: Connection = {
         ...direct,
         executeUnprepared: (sql, params, transformRows) =>
-          sql === "BEGIN"
-            ? Effect.try({ try: () => (begin(), []), catch: failure })
-            : sql === "COMMIT"
-            ? Effect.suspend(commit)
-            : sql === "ROLLBACK"
-            ? Effect.sync(() => (rollback(), []))
-            : direct.executeUnprepared(sql, params, transformRows)
+          sql === "BEGIN" ? begin : sql === "COMMIT" ? commit : sql === "ROLLBACK" ? rollback : direct.executeUnprepared(sql, params, transformRows)
       }
-      return { connection: own, begin, commit, rollback, release: Effect.sync(rollback) }
+      return { connection: own, release: Effect.asVoid(rollback) }
     }
 
     const connection = (gate: <A>(e: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => ({
@@ -340,17 +304,22 @@ export const make = (filename: string, options: Options = {}) =>
     // never sees, nor joins, writes not yet durable), at once if no transaction is running, else
     // after it. Between members the connection is free: committing the group needs no lock.
     const outside = connection((e) =>
-      Effect.suspend(() => (memberActive ? withLock(Effect.zipRight(flush, e)) : group === undefined ? e : Effect.zipRight(flush, e)))
+      Effect.suspend(() => (memberActive ? lock.withPermits(1)(Effect.zipRight(flush, e)) : group === undefined ? e : Effect.zipRight(flush, e)))
     )
     // Inside a member: the member holds the connection.
     const direct = connection((e) => e)
 
-    // The library's transactions (traced, nested): its own steps, with this lock and a member.
+    /** A new member of the group, once the caller holds the connection's lock. */
+    const enter = () => {
+      memberActive = true
+      return member()
+    }
+
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.zipRight(
-        restore(take),
+        restore(lock.take(1)),
         Effect.flatMap(Effect.scope, (scope) => {
-          const m = member()
+          const m = enter()
           return Effect.as(Scope.addFinalizer(scope, m.release), m.connection)
         })
       )
@@ -378,40 +347,30 @@ export const make = (filename: string, options: Options = {}) =>
         const [text, params] = statement.compile()
         return (transaction._tag === "Some" ? transaction.value[0] : outside).execute(text, params, statement.transformRows)
       }))
-    // The lean transaction: a free lock taken and the member begun in the step that asks for them,
-    // the fiber's context given the transaction's connection, the effect run interruptible, then
-    // the member's commit (or its rollback) and the context put back, and the wait for the
-    // group's commit. `Effect.locally` and a semaphore cost a transaction many more runtime steps.
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
       Effect.withFiberRuntime((fiber) => {
         const context = fiber.currentContext
         // Nested transactions (savepoints) stay the library's.
         if (traced(fiber) || Context.getOption(context, Client.TransactionConnection)._tag === "Some") return library(effect)
-        return Effect.uninterruptibleMask((restore) => {
-          const run = (): Effect.Effect<A, E | SqlError, R> => {
-            const m = member()
-            try {
-              m.begin()
-            } catch (cause) {
-              m.rollback()
-              return Effect.fail(failure(cause))
-            }
-            const inside = Context.add(context, Client.TransactionConnection, [m.connection, 0] as const)
-            return Effect.matchCauseEffect(Effect.zipRight(FiberRef.set(FiberRef.currentContext, inside), restore(effect)), {
-              onFailure: (cause) => {
-                m.rollback()
-                return Effect.zipRight(FiberRef.set(FiberRef.currentContext, context), Effect.failCause(cause))
-              },
-              onSuccess: (a) => {
-                const committed = m.commit()
-                return Effect.zipRight(FiberRef.set(FiberRef.currentContext, context), Effect.as(Effect.orDie(committed), a))
-              }
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.zipRight(
+            restore(lock.take(1)),
+            Effect.suspend(() => {
+              const m = enter()
+              const conn = m.connection
+              return conn.executeUnprepared("BEGIN", [], undefined).pipe(
+                Effect.zipRight(Effect.locally(restore(effect), FiberRef.currentContext, Context.add(context, Client.TransactionConnection, [conn, 0]))),
+                Effect.exit,
+                Effect.flatMap((exit) =>
+                  Effect.zipRight(
+                    Effect.ensuring(Effect.orDie(conn.executeUnprepared(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK", [], undefined)), m.release),
+                    exit
+                  )
+                )
+              )
             })
-          }
-          if (held) return Effect.zipRight(restore(take), Effect.suspend(run))
-          held = true
-          return run()
-        })
+          )
+        )
       })
     return Object.assign(client, { withTransaction }) as Client.SqlClient
   })
