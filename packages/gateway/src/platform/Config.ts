@@ -116,10 +116,10 @@ const optional = <A>(name: string, parse: (raw: string) => Either.Either<A, stri
     })
   )
 
-/** Digits only (no sign, exponent or unit), from 0 to `max`. */
 /** `GATEWAY_MEDIA_INLINE_BYTES` when unset (platform/MediaStore.ts). */
 export const defaultMediaInlineBytes = 64 * 1024
 
+/** Digits only (no sign, exponent or unit), from 0 to `max`. */
 const wholeNumberUpTo = (max: number, unit = "") => (raw: string): Either.Either<number, string> =>
   /^\d+$/.test(raw) && Number(raw) <= max ? Either.right(Number(raw)) : Either.left(`must be an integer from 0 to ${max}${unit}`)
 

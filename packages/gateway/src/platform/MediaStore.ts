@@ -39,6 +39,9 @@ export type MediaLookup =
   | { readonly _tag: "Gone"; readonly deletedAt: number }
   | { readonly _tag: "NotFound" }
 
+/** A media lookup that found the object. */
+export type Found = Extract<MediaLookup, { readonly _tag: "Found" }>
+
 /** A result object in the store, as `write` left it: recorded by `record`. */
 export interface Written {
   readonly key: string
@@ -55,8 +58,8 @@ export interface Written {
 export type SignatureCheck = "valid" | "expired" | "invalid"
 
 /**
- * The store over `blobs`; a result whole in memory and at most `inlineBytes` long is kept in its
- * row (0: every result goes to `blobs`).
+ * The store over `blobs`; on SQLite a result whole in memory and at most `inlineUpTo` long is kept
+ * in its row (0: every result goes to `blobs`).
  */
 const make = (blobs: Blobs.Blobs, inlineUpTo: number) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -114,13 +117,10 @@ const make = (blobs: Blobs.Blobs, inlineUpTo: number) => Effect.gen(function*() 
   ): Effect.Effect<Written, MediaError | E> =>
     Effect.gen(function*() {
       const key = `${taskId}/${index}.${extensionFor(contentType)}`
-      if (body instanceof Uint8Array && body.length <= inlineBytes) {
-        const createdAt = yield* Clock.currentTimeMillis
-        return { key, taskId, contentType, bytes: body.length, createdAt, expiresAt, body }
-      }
-      const bytes = yield* blobs.put(fileOf(key), body)
+      const inline = body instanceof Uint8Array && body.length <= inlineBytes ? body : undefined
+      const bytes = inline !== undefined ? inline.length : yield* blobs.put(fileOf(key), body)
       const createdAt = yield* Clock.currentTimeMillis
-      return { key, taskId, contentType, bytes, createdAt, expiresAt }
+      return { key, taskId, contentType, bytes, createdAt, expiresAt, ...(inline !== undefined ? { body: inline } : {}) }
     })
 
   /**
@@ -155,7 +155,7 @@ const make = (blobs: Blobs.Blobs, inlineUpTo: number) => Effect.gen(function*() 
     })
 
   /** A stream of a stored object (from its row or from the store), optionally a byte range (inclusive). */
-  const read = (found: { readonly file: string; readonly inline?: Uint8Array }, range?: Blobs.ByteRange): Stream.Stream<Uint8Array, MediaError> =>
+  const read = (found: Found, range?: Blobs.ByteRange): Stream.Stream<Uint8Array, MediaError> =>
     found.inline === undefined
       ? blobs.get(found.file, range)
       : Stream.succeed(range === undefined ? found.inline : found.inline.subarray(range.start, range.end + 1))
