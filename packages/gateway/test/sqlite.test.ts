@@ -246,6 +246,43 @@ describe.each(modes)("embedded SQLite client (%s)", (mode) => {
     ))
 })
 
+describe.each(modes)("embedded SQLite client, another connection writing the file (%s)", (mode) => {
+  it.live("a write and a transaction that find the database locked wait without holding up the event loop, then run once it is free", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        // Another connection (the answers' commit thread, a CLI) holds the write lock.
+        const other = new Database(file)
+        other.exec("BEGIN IMMEDIATE")
+        other.prepare("INSERT INTO t (id, n) VALUES ('other', 1)").run()
+        const write = yield* Effect.fork(sql`INSERT INTO t (id, n) VALUES ('direct', 1)`)
+        const member = yield* Effect.fork(sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('member', 1)`))
+        // The event loop turns while both wait: SQLite's own busy handler would sleep the thread
+        // (this fiber with it) until its timeout, and then fail them.
+        for (let i = 0; i < 20; i++) yield* nextTurn
+        assert.isNull(write.unsafePoll(), "the write waits")
+        assert.isNull(member.unsafePoll(), "the transaction waits")
+        other.exec("COMMIT")
+        other.close()
+        yield* Fiber.join(write)
+        yield* Fiber.join(member)
+        assert.deepStrictEqual(committedIds(file), ["direct", "member", "other"])
+      })
+    ))
+
+  it.live("past its busy timeout, a write that finds the database locked fails as an SqlError; the client stays usable", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        const other = new Database(file)
+        other.exec("BEGIN IMMEDIATE")
+        const failed = yield* Effect.exit(sql`INSERT INTO t (id, n) VALUES ('late', 1)`)
+        assert.isTrue(Exit.isFailure(failed) && failed.cause._tag === "Fail" && failed.cause.error._tag === "SqlError")
+        other.exec("ROLLBACK")
+        other.close()
+        yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('after', 1)`)
+        assert.deepStrictEqual(committedIds(file), ["after"])
+      }), { busyTimeoutMs: 20 }))
+})
+
 describe.each(modes)("embedded SQLite client with a commit gap (%s)", (mode) => {
   // A gap no test outlasts: what commits early here is committed by the rules, not by the timer.
   const gap = { commitGapMs: 600_000 }

@@ -15,7 +15,9 @@
  *   `synchronous = NORMAL` does (neither survives every power loss);
  * - the rows are then committed in batches (every `delayMs`, or at once when `max` answers wait),
  *   each batch with the log's watermark (`answer_log.written`, the last line committed) in the
- *   same transaction;
+ *   same transaction, by a thread of their own on a connection of its own to the database file
+ *   (platform/AnswerWriter.ts; `genway serve` gives the file) — or on the connection in context
+ *   when no file is given or the thread cannot open it;
  * - at start-up, before anything is served, the lines past the watermark are committed; so a
  *   row is written once, and a row committed and deleted since (a response deleted by its owner,
  *   one past its retention) is not written again;
@@ -45,6 +47,8 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Settings } from "./Config.js"
+import * as AnswerWriter from "./AnswerWriter.js"
+import * as Database from "./Database.js"
 import * as Files from "./Files.js"
 import * as WriteBatch from "./WriteBatch.js"
 
@@ -99,6 +103,8 @@ const decodeLine = Schema.decodeEither(Line)
 interface Pending {
   readonly seq: number
   readonly rows: ReadonlyArray<Row>
+  /** Its line of the log (what the commit thread reads). */
+  readonly line: string
   /** The line is in the log; otherwise the submitter waits for the commit. */
   readonly logged: boolean
 }
@@ -123,6 +129,11 @@ export interface Options {
   readonly retryMs?: number
   /** A log file is closed and a new one begun past this many bytes. */
   readonly fileBytes?: number
+  /**
+   * The database's file: the rows are committed by a thread of its own on a connection to it
+   * (platform/AnswerWriter.ts). Without it, on the connection in context.
+   */
+  readonly file?: string
 }
 
 const fileName = /^(\d+)\.log$/
@@ -148,9 +159,19 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
     const retryMs = options.retryMs ?? 1_000
     const fileBytes = options.fileBytes ?? 1 << 20
 
-    /** Commits `batch` with the watermark, in one transaction. */
-    const commit = (batch: ReadonlyArray<Pending>): Effect.Effect<void, SqlError> =>
-      sql.withTransaction(Effect.andThen(insert(sql, batch.flatMap((p) => p.rows)), mark(batch[batch.length - 1]!.seq)))
+    // Made before the drain below is added as a finalizer, so the thread stops after it.
+    const thread = options.file === undefined ? undefined : yield* AnswerWriter.make(options.file, tables)
+
+    let threadLost = false
+    /** Commits `batch` with the watermark, in one transaction: on the thread, or on the connection in context. */
+    const commit = (batch: ReadonlyArray<Pending>): Effect.Effect<void, SqlError> => {
+      const seq = batch[batch.length - 1]!.seq
+      if (thread !== undefined && thread.usable()) return thread.commit(batch.map((p) => p.line), seq)
+      const here = sql.withTransaction(Effect.andThen(insert(sql, batch.flatMap((p) => p.rows)), mark(seq)))
+      if (thread === undefined || threadLost) return here
+      threadLost = true
+      return Effect.zipRight(Effect.logWarning("answers: the commit thread could not open the database; the rows are committed on the main thread"), here)
+    }
 
     /** The watermark alone: whether the database takes writes at all. */
     const mark = (seq: number): Effect.Effect<void, SqlError> =>
@@ -176,7 +197,7 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
         }
         const { r, s } = line.right
         if (s > lastSeq) lastSeq = s
-        if (s > written) replay.push({ seq: s, rows: r.map(({ t, v }) => ({ table: t, values: v })), logged: true })
+        if (s > written) replay.push({ seq: s, rows: r.map(({ t, v }) => ({ table: t, values: v })), line: text, logged: true })
       }
     }
     replay.sort((a, b) => a.seq - b.seq)
@@ -341,13 +362,12 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
         schedule(true)
       })
 
-    /** Appends the lines of answers `first`, `first + 1`, … (their rows, in order) in one `write`. */
-    const append = (first: number, answers: ReadonlyArray<ReadonlyArray<Row>>): boolean => {
-      let text = ""
-      for (const [i, rows] of answers.entries()) {
-        text += JSON.stringify({ s: first + i, r: rows.map((row) => ({ t: row.table, v: row.values })) }) + "\n"
-      }
-      const lines = Buffer.from(text)
+    /** The line of answer `seq` (its rows, in order). */
+    const lineOf = (seq: number, rows: ReadonlyArray<Row>) => JSON.stringify({ s: seq, r: rows.map((row) => ({ t: row.table, v: row.values })) })
+
+    /** Appends the lines of answers `first`, `first + 1`, … in one `write`. */
+    const append = (first: number, texts: ReadonlyArray<string>): boolean => {
+      const lines = Buffer.from(texts.join("\n") + "\n")
       try {
         const n = fs.writeSync(current.fd, lines)
         if (n !== lines.length) {
@@ -356,7 +376,7 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
           throw new Error(`only ${n} of ${lines.length} bytes written`)
         }
         current.bytes += n
-        current.lastSeq = first + answers.length - 1
+        current.lastSeq = first + texts.length - 1
         appendFailed = false
         return true
       } catch (error) {
@@ -396,10 +416,11 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
       }
       const first = lastSeq + 1
       lastSeq += answers.length
-      const logged = append(first, answers.map((a) => a.rows))
+      const texts = answers.map((a, i) => lineOf(first + i, a.rows))
+      const logged = append(first, texts)
       for (const [i, a] of answers.entries()) {
         const seq = first + i
-        pending.push({ seq, rows: a.rows, logged })
+        pending.push({ seq, rows: a.rows, line: texts[i]!, logged })
         if (a.id !== undefined) ids.set(a.id, seq)
         // A line not in the log, or past the backlog: the answer waits for its commit.
         a.resume(logged && pending.length <= backlog ? Effect.void : waitFor(seq, false))
@@ -466,7 +487,9 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
 export const layer: Layer.Layer<AnswerRows, SqlError, SqlClient.SqlClient | Settings> = Layer.scoped(
   AnswerRows,
   Effect.flatMap(Settings, (s) =>
-    Option.isSome(s.databaseUrl) ? committedFirst : writtenBehind({ dir: path.join(s.dataDir, "answers") }))
+    Option.isSome(s.databaseUrl)
+      ? committedFirst
+      : writtenBehind({ dir: path.join(s.dataDir, "answers"), file: Database.sqliteFile(s.dataDir) }))
 )
 
 /** `settled` of the answers' rows in context; at once where there are none (a CLI reading the database, say). */

@@ -47,8 +47,10 @@ const migrate = Migrator.make({})({
 
 /**
  * WAL with `synchronous = NORMAL`: a commit survives a crash of the process (SIGKILL included);
- * only a power loss may drop the last commits, never corrupt the file. `busy_timeout` lets the
- * CLI write (keys) while a server runs. `temp_store = MEMORY`: a statement's undo journal (a
+ * only a power loss may drop the last commits, never corrupt the file. A write that finds the
+ * database locked by another connection (the answers' commit thread, a CLI writing keys while a
+ * server runs) is tried again by the client itself (platform/Sqlite.ts), not in SQLite's busy
+ * handler, which would sleep the event loop. `temp_store = MEMORY`: a statement's undo journal (a
  * multi-row write inside a savepoint, such as a batch of kept answers) stays in memory instead of
  * spilling past 64 KiB into a temporary file that is created, written and deleted for each batch
  * (measured: one such file per kept-answer batch, about 0.7 file writes per kept E2 request). Only
@@ -57,7 +59,6 @@ const migrate = Migrator.make({})({
 const sqlitePragmas = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`PRAGMA synchronous = NORMAL`
-  yield* sql`PRAGMA busy_timeout = 5000`
   yield* sql`PRAGMA temp_store = MEMORY`
 })
 
@@ -81,11 +82,14 @@ export const sqlite = (file: string, commitGapMs?: number): Layer.Layer<SqlClien
 export const postgres = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, unknown> =>
   Layer.effectDiscard(migrate).pipe(Layer.provideMerge(PgClient.layer({ url, maxConnections: 10 })))
 
+/** The embedded SQLite database's file in the data directory `dataDir`. */
+export const sqliteFile = (dataDir: string): string => path.join(dataDir, "genway.db")
+
 /** The database of the settings: SQLite in the data directory, or PostgreSQL. */
 export const layer: Layer.Layer<SqlClient.SqlClient, unknown, Settings> = Layer.unwrapEffect(
   Effect.map(Settings, (s) =>
     Option.match(s.databaseUrl, {
-      onNone: () => sqlite(path.join(s.dataDir, "genway.db"), s.sqliteCommitGapMs),
+      onNone: () => sqlite(sqliteFile(s.dataDir), s.sqliteCommitGapMs),
       onSome: postgres
     })
   )

@@ -96,6 +96,21 @@ const gapOrOutcome = (g: Group, ms: number) =>
 /** `GATEWAY_SQLITE_COMMIT_GAP_MS` when unset. */
 export const defaultCommitGapMs = 5
 
+/** How long a statement finding the database locked by another connection is tried again, by default. */
+export const defaultBusyTimeoutMs = 5_000
+
+/** The database is locked by another connection (not a snapshot gone stale, which a new try cannot mend). */
+const isBusy = (cause: unknown): boolean => {
+  const code = (cause as { readonly code?: unknown } | null)?.code
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY") && code !== "SQLITE_BUSY_SNAPSHOT"
+}
+
+/** A millisecond, on the event loop (not the fiber's clock: a test's clock stands still). */
+const aMoment = Effect.async<void>((resume) => {
+  const handle = setTimeout(() => resume(Effect.void), 1)
+  return Effect.sync(() => clearTimeout(handle))
+})
+
 /** How the client commits. */
 export interface Options {
   /**
@@ -107,6 +122,12 @@ export interface Options {
    * `GATEWAY_SQLITE_COMMIT_GAP_MS`).
    */
   readonly commitGapMs?: number
+  /**
+   * How long a write (or a transaction's begin) that finds the database locked by another
+   * connection — the answers' commit thread (platform/AnswerWriter.ts), a CLI writing keys — is
+   * tried again, every millisecond, before it fails. Default `defaultBusyTimeoutMs`.
+   */
+  readonly busyTimeoutMs?: number
 }
 
 const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
@@ -115,9 +136,29 @@ const failure = (cause: unknown) => new SqlError({ cause, message: "Failed to ex
 export const make = (filename: string, options: Options = {}) =>
   Effect.gen(function*() {
     const commitGapMs = options.commitGapMs ?? defaultCommitGapMs
-    const db = new Database(filename)
+    const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs
+    // SQLite's own busy handler would wait by sleeping the thread, the event loop with it: a
+    // statement finding the database locked fails at once here, and `attempt` tries it again a
+    // millisecond later, asynchronously.
+    const db = new Database(filename, { timeout: 0 })
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
     db.pragma("journal_mode = WAL")
+
+    /**
+     * `f`'s result; while another connection holds the database's lock, `f` again after a
+     * millisecond, for up to `busyTimeoutMs`. `f` must change nothing when it fails (one
+     * statement, or a transaction's begin).
+     */
+    const attempt = <A>(f: () => A, until?: number): Effect.Effect<A, SqlError> =>
+      Effect.suspend(() => {
+        try {
+          return Effect.succeed(f())
+        } catch (cause) {
+          if (!isBusy(cause)) return Effect.fail(failure(cause))
+          const deadline = until ?? performance.now() + busyTimeoutMs
+          return performance.now() < deadline ? Effect.zipRight(aMoment, attempt(f, deadline)) : Effect.fail(failure(cause))
+        }
+      })
 
     const prepared = new Map<string, Database.Statement>()
     const prepare = (sql: string) => {
@@ -130,30 +171,24 @@ export const make = (filename: string, options: Options = {}) =>
       return statement
     }
     const run = (sql: string, params: ReadonlyArray<unknown>, raw: boolean): Effect.Effect<any, SqlError> =>
-      Effect.try({
-        try: () => {
-          const statement = prepare(sql)
-          if (statement.reader) return statement.all(...params)
-          const result = statement.run(...params)
-          return raw ? result : []
-        },
-        catch: failure
+      attempt(() => {
+        const statement = prepare(sql)
+        if (statement.reader) return statement.all(...params)
+        const result = statement.run(...params)
+        return raw ? result : []
       })
     const values = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
-      Effect.try({
-        try: () => {
-          const statement = prepare(sql)
-          if (!statement.reader) {
-            statement.run(...params)
-            return []
-          }
-          try {
-            return statement.raw(true).all(...params) as Array<Array<unknown>>
-          } finally {
-            statement.raw(false)
-          }
-        },
-        catch: failure
+      attempt(() => {
+        const statement = prepare(sql)
+        if (!statement.reader) {
+          statement.run(...params)
+          return []
+        }
+        try {
+          return statement.raw(true).all(...params) as Array<Array<unknown>>
+        } finally {
+          statement.raw(false)
+        }
       })
 
     const exec = (text: string) => {
@@ -224,19 +259,19 @@ export const make = (filename: string, options: Options = {}) =>
         memberActive = false
         return lock.release(1)
       })
-      const begin = Effect.try({
-        try: () => {
-          if (group === undefined) {
-            exec("BEGIN")
-            group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
-          }
-          exec("SAVEPOINT genway_member")
-          group.members++
-          self.group = group
-          self.open = true
-          return []
-        },
-        catch: failure
+      // `IMMEDIATE`: the group takes the write lock as it begins, so that another connection's
+      // commit (the answers' thread) cannot come between its reads and its writes — a deferred
+      // transaction that had read before it could not write at all (`SQLITE_BUSY_SNAPSHOT`).
+      const begin = attempt(() => {
+        if (group === undefined) {
+          exec("BEGIN IMMEDIATE")
+          group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
+        }
+        exec("SAVEPOINT genway_member")
+        group.members++
+        self.group = group
+        self.open = true
+        return []
       })
       const commit = Effect.suspend(() => {
         const g = self.group!
