@@ -4,15 +4,15 @@
  * the log's lines of a batch and commits their rows with the log's watermark in one transaction,
  * as the main thread's connection would. Why: at 1,000 kept E2 requests a second, committing the
  * answers' rows took about a tenth of the main thread's CPU per request (bench/JOURNAL.md, "The
- * answers' rows committed on a thread of their own"), while the main thread is what limits the
- * gateway's throughput and a second core is rarely busy.
+ * answers' rows committed on a thread of their own"), and the main thread is what bounds the
+ * gateway's throughput: elsewhere that work runs on another core.
  *
- * The two connections write one file: SQLite lets one of them write at a time, and the other
- * waits in its busy handler. The thread's waits are its own; the main thread waits only when it
- * begins a transaction or writes a statement while the thread commits (a millisecond or two, and
- * rare: answers commit a batch every 20 ms at most, and an E2 request writes nothing else), which
- * is why its transactions begin `IMMEDIATE` (platform/Sqlite.ts): a deferred one that had read
- * before the thread committed could not write at all.
+ * The two connections write one file, and SQLite lets one write at a time. The thread waits for
+ * the lock in SQLite's busy handler (its waits are its own); the main thread's connection never does
+ * (platform/Sqlite.ts): a write or a transaction's begin that finds the file locked is tried again
+ * a millisecond later, asynchronously, and its transactions begin `IMMEDIATE`, since a deferred one
+ * that had read before the thread committed could not write at all. They rarely meet: answers
+ * commit a batch every 20 ms at most, and an E2 request writes nothing else.
  *
  * The thread starts with the first commit (a gateway that answers no E2 request, polling tasks
  * say, never starts it), holds the process open only while a commit is in flight, and is started
