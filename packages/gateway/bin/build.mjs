@@ -19,6 +19,7 @@
 // ms). `node bin/build.mjs` builds unconditionally.
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -123,6 +124,9 @@ export const build = async () => {
       logLevel: "warning",
       metafile: true,
       absWorkingDir: gatewayDir,
+      // The SQLite driver's entry, for the answers' commit thread to load (src/platform/AnswerWriter.ts):
+      // the module may live in the user's cache, where nothing resolves from its own location.
+      define: { GENWAY_SQLITE_DRIVER: JSON.stringify(createRequire(path.join(gatewayDir, "src", "platform", "Sqlite.ts")).resolve("better-sqlite3")) },
       plugins: [externals]
     })
     // Every source compiled in; its package's manifest and TypeScript configuration; the lockfile and this file.

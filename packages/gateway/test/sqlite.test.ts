@@ -269,13 +269,40 @@ describe.each(modes)("embedded SQLite client, another connection writing the fil
       })
     ))
 
+  it.live("a write tried again while the database was locked waits for a transaction begun meanwhile, and is not rolled back with it", () =>
+    withDb(mode, (sql, file) =>
+      Effect.gen(function*() {
+        const other = new Database(file)
+        other.exec("BEGIN IMMEDIATE")
+        // The write finds the file locked and waits to try again.
+        const write = yield* Effect.fork(sql`INSERT INTO t (id, n) VALUES ('w', 1)`)
+        for (let i = 0; i < 5; i++) yield* nextTurn
+        assert.isNull(write.unsafePoll())
+        other.exec("COMMIT")
+        other.close()
+        // Before the write's next try, a transaction begins, writes, and holds its group open.
+        const tx = yield* holding(sql, "t", true)
+        yield* Deferred.await(tx.inserted)
+        for (let i = 0; i < 5; i++) yield* nextTurn
+        assert.isNull(write.unsafePoll(), "the write waits for the transaction instead of running inside it")
+        // The transaction gives up: its write is rolled back, the other one is not.
+        yield* Deferred.succeed(tx.go, undefined)
+        assert.isTrue(Exit.isFailure(yield* Fiber.await(tx.fiber)))
+        yield* Fiber.join(write)
+        assert.deepStrictEqual(committedIds(file), ["w"])
+      })
+    ))
+
   it.live("past its busy timeout, a write that finds the database locked fails as an SqlError; the client stays usable", () =>
     withDb(mode, (sql, file) =>
       Effect.gen(function*() {
         const other = new Database(file)
         other.exec("BEGIN IMMEDIATE")
+        const started = performance.now()
         const failed = yield* Effect.exit(sql`INSERT INTO t (id, n) VALUES ('late', 1)`)
         assert.isTrue(Exit.isFailure(failed) && failed.cause._tag === "Fail" && failed.cause.error._tag === "SqlError")
+        // Tried again until the timeout, not given up at the first refusal.
+        assert.isAtLeast(performance.now() - started, 20)
         other.exec("ROLLBACK")
         other.close()
         yield* sql.withTransaction(sql`INSERT INTO t (id, n) VALUES ('after', 1)`)

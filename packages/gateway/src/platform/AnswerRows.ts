@@ -17,7 +17,8 @@
  *   each batch with the log's watermark (`answer_log.written`, the last line committed) in the
  *   same transaction, by a thread of their own on a connection of its own to the database file
  *   (platform/AnswerWriter.ts; `genway serve` gives the file) — or on the connection in context
- *   when no file is given or the thread cannot open it;
+ *   when no file is given or the thread cannot open it; a batch the thread fails is tried again
+ *   answer by answer on the connection in context;
  * - at start-up, before anything is served, the lines past the watermark are committed; so a
  *   row is written once, and a row committed and deleted since (a response deleted by its owner,
  *   one past its retention) is not written again;
@@ -162,16 +163,12 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
     // Made before the drain below is added as a finalizer, so the thread stops after it.
     const thread = options.file === undefined ? undefined : yield* AnswerWriter.make(options.file, tables)
 
+    /** Commits `batch` with the watermark, in one transaction, on the connection in context. */
+    const commitHere = (batch: ReadonlyArray<Pending>): Effect.Effect<void, SqlError> =>
+      sql.withTransaction(Effect.andThen(insert(sql, batch.flatMap((p) => p.rows)), mark(batch[batch.length - 1]!.seq)))
+
+    /** Whether the log said that the thread could not open the database (once). */
     let threadLost = false
-    /** Commits `batch` with the watermark, in one transaction: on the thread, or on the connection in context. */
-    const commit = (batch: ReadonlyArray<Pending>): Effect.Effect<void, SqlError> => {
-      const seq = batch[batch.length - 1]!.seq
-      if (thread !== undefined && thread.usable()) return thread.commit(batch.map((p) => p.line), seq)
-      const here = sql.withTransaction(Effect.andThen(insert(sql, batch.flatMap((p) => p.rows)), mark(seq)))
-      if (thread === undefined || threadLost) return here
-      threadLost = true
-      return Effect.zipRight(Effect.logWarning("answers: the commit thread could not open the database; the rows are committed on the main thread"), here)
-    }
 
     /** The watermark alone: whether the database takes writes at all. */
     const mark = (seq: number): Effect.Effect<void, SqlError> =>
@@ -248,13 +245,26 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
      * is failing. True when nothing of the batch waits any more; false when the database failed:
      * what is left is tried again later (the answers not in the log fail now).
      */
-    const runBatch = (batch: ReadonlyArray<Pending>): Effect.Effect<boolean> =>
-      Effect.flatMap(Effect.exit(commit(batch)), (exit) => {
+    const runBatch = (batch: ReadonlyArray<Pending>): Effect.Effect<boolean> => {
+      // The batch on the thread when it runs; answer by answer on the connection in context, where
+      // the watermark's own write (`mark`) tells a row refused from a database that takes no
+      // writes: a failure of the thread is neither.
+      const threaded = thread !== undefined && thread.usable()
+      const first = threaded ? thread.commit(batch.map((p) => p.line), batch[batch.length - 1]!.seq) : commitHere(batch)
+      const lost = thread === undefined || threaded || threadLost
+        ? Effect.void
+        : Effect.suspend(() => {
+          threadLost = true
+          return Effect.logWarning("answers: the commit thread could not open the database; the rows are committed on the main thread")
+        })
+      return Effect.zipRight(lost, Effect.flatMap(Effect.exit(first), (exit) => {
         if (Exit.isSuccess(exit)) return Effect.sync(() => (committed(batch[batch.length - 1]!.seq), true))
         return Effect.gen(function*() {
-          if (batch.length > 1) yield* Effect.logError(`answers: ${batch.length} answers' rows could not be committed together; trying them one by one`, exit.cause)
+          if (batch.length > 1 || threaded) {
+            yield* Effect.logError(`answers: ${batch.length} answers' rows could not be committed together${threaded ? " by the commit thread" : ""}; trying them one by one`, exit.cause)
+          }
           for (const [i, p] of batch.entries()) {
-            const alone = batch.length === 1 ? exit : yield* Effect.exit(commit([p]))
+            const alone = batch.length === 1 && !threaded ? exit : yield* Effect.exit(commitHere([p]))
             if (Exit.isSuccess(alone)) {
               committed(p.seq)
               continue
@@ -271,7 +281,8 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
           }
           return true
         })
-      })
+      }))
+    }
 
     // The lines past the watermark, committed before anything is served; a database that takes no
     // writes stops the start, the log left as it is.

@@ -38,9 +38,10 @@ export interface Writer {
 
 /**
  * The thread's program (CommonJS, run with `eval`: the compiled gateway is one module, and a
- * thread needs a program of its own). It inserts each row with the columns it has, an id there
- * already left as it is, exactly as `AnswerRows`' insert does on the main thread; the pragmas are
- * the database's (platform/Database.ts), which SQLite keeps per connection.
+ * thread needs a program of its own). It inserts each row with the columns its line has, an id
+ * there already left as it is, as `AnswerRows`' insert does on the main thread (there one
+ * statement per table, here one per row, in the lines' order; the start-up's replay reads the same
+ * lines); the pragmas are the database's (platform/Database.ts), which SQLite keeps per connection.
  */
 const program = `
 const { parentPort, workerData } = require("node:worker_threads")
@@ -82,6 +83,17 @@ parentPort.on("message", ({ id, lines, seq }) => {
 })
 `
 
+/** better-sqlite3's entry module, named by the compiled gateway's build (bin/build.mjs); unset in the sources. */
+declare const GENWAY_SQLITE_DRIVER: string | undefined
+
+/**
+ * The driver's entry module for the thread to load: the one the gateway itself imports. The
+ * compiled gateway may live in a cache outside the install (bin/build.mjs), so its build names it;
+ * the sources resolve it from here.
+ */
+const driverEntry = (): string =>
+  typeof GENWAY_SQLITE_DRIVER === "string" ? GENWAY_SQLITE_DRIVER : createRequire(import.meta.url).resolve("better-sqlite3")
+
 interface Reply {
   readonly id: number
   readonly ready?: true
@@ -91,9 +103,14 @@ interface Reply {
 /** The committing thread for the database at `file`, stopped with the scope; `tables`: those an answer's rows may go to. */
 export const make = (file: string, tables: ReadonlyArray<string>): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3")
     let worker: Worker | undefined
     let broken = false
+    let driver = ""
+    try {
+      driver = driverEntry()
+    } catch {
+      broken = true
+    }
     let next = 0
     const waiting = new Map<number, (exit: Effect.Effect<void, SqlError>) => void>()
     const failAll = (cause: unknown) => {
@@ -135,6 +152,7 @@ export const make = (file: string, tables: ReadonlyArray<string>): Effect.Effect
       usable: () => !broken,
       commit: (lines, seq) =>
         Effect.async<void, SqlError>((resume) => {
+          if (broken) return resume(Effect.fail(new SqlError({ cause: new Error("no commit thread"), message: "the answers' commit thread could not start" })))
           const w = started()
           const id = next++
           waiting.set(id, resume)

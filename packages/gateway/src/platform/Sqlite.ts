@@ -137,27 +137,34 @@ export const make = (filename: string, options: Options = {}) =>
   Effect.gen(function*() {
     const commitGapMs = options.commitGapMs ?? defaultCommitGapMs
     const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs
-    // SQLite's own busy handler would wait by sleeping the thread, the event loop with it: a
-    // statement finding the database locked fails at once here, and `attempt` tries it again a
-    // millisecond later, asynchronously.
-    const db = new Database(filename, { timeout: 0 })
+    const db = new Database(filename)
     yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
+    // Opening may meet another connection's checkpoint or recovery: SQLite's busy handler waits
+    // for it here (at start, nothing else runs yet). From then on it would wait by sleeping the
+    // thread, the event loop with it: a statement that finds the database locked fails at once,
+    // and `whileBusy` runs it again a millisecond later, asynchronously.
     db.pragma("journal_mode = WAL")
+    db.pragma("busy_timeout = 0")
 
-    /**
-     * `f`'s result; while another connection holds the database's lock, `f` again after a
-     * millisecond, for up to `busyTimeoutMs`. `f` must change nothing when it fails (one
-     * statement, or a transaction's begin).
-     */
-    const attempt = <A>(f: () => A, until?: number): Effect.Effect<A, SqlError> =>
+    /** `f`'s result, or its error as an `SqlError` (one step, as `Effect.try`). */
+    const attempt = <A>(f: () => A): Effect.Effect<A, SqlError> =>
       Effect.suspend(() => {
         try {
           return Effect.succeed(f())
         } catch (cause) {
-          if (!isBusy(cause)) return Effect.fail(failure(cause))
-          const deadline = until ?? performance.now() + busyTimeoutMs
-          return performance.now() < deadline ? Effect.zipRight(aMoment, attempt(f, deadline)) : Effect.fail(failure(cause))
+          return Effect.fail(failure(cause))
         }
+      })
+    /**
+     * `effect` again, a millisecond later, while it fails because another connection holds the
+     * database's lock, for up to `busyTimeoutMs`; whole each time, so that a statement outside a
+     * transaction goes through its gate again (a transaction begun meanwhile is waited for, never
+     * joined). `effect` changes nothing when it fails so (one statement, or a transaction's begin).
+     */
+    const whileBusy = <A>(effect: Effect.Effect<A, SqlError>, until?: number): Effect.Effect<A, SqlError> =>
+      Effect.catchIf(effect, (error) => isBusy(error.cause), (error) => {
+        const deadline = until ?? performance.now() + busyTimeoutMs
+        return performance.now() < deadline ? Effect.zipRight(aMoment, whileBusy(effect, deadline)) : Effect.fail(error)
       })
 
     const prepared = new Map<string, Database.Statement>()
@@ -262,7 +269,7 @@ export const make = (filename: string, options: Options = {}) =>
       // `IMMEDIATE`: the group takes the write lock as it begins, so that another connection's
       // commit (the answers' thread) cannot come between its reads and its writes — a deferred
       // transaction that had read before it could not write at all (`SQLITE_BUSY_SNAPSHOT`).
-      const begin = attempt(() => {
+      const begin = whileBusy(attempt(() => {
         if (group === undefined) {
           exec("BEGIN IMMEDIATE")
           group = { members: 0, flushing: false, outcome: undefined, waiting: [] }
@@ -272,7 +279,7 @@ export const make = (filename: string, options: Options = {}) =>
         self.group = group
         self.open = true
         return []
-      })
+      }))
       const commit = Effect.suspend(() => {
         const g = self.group!
         self.open = false
@@ -328,11 +335,12 @@ export const make = (filename: string, options: Options = {}) =>
     }
 
     const connection = (gate: <A>(e: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => ({
-      execute: (sql, params, transformRows) => gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false)),
-      executeRaw: (sql, params) => gate(run(sql, params, true)),
-      executeValues: (sql, params) => gate(values(sql, params)),
+      execute: (sql, params, transformRows) =>
+        whileBusy(gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false))),
+      executeRaw: (sql, params) => whileBusy(gate(run(sql, params, true))),
+      executeValues: (sql, params) => whileBusy(gate(values(sql, params))),
       executeUnprepared: (sql, params, transformRows) =>
-        gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false)),
+        whileBusy(gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false))),
       executeStream: () => Effect.dieMessage("executeStream is not supported by the embedded SQLite client") as never
     })
     // Outside a transaction: once the open group is committed (a statement outside a transaction
