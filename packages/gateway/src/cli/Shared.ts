@@ -9,14 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as path from "node:path"
 import * as Config from "../platform/Config.js"
+import * as Database from "../platform/Database.js"
 
 /** Where this process keeps its state, in words (no credentials). */
 export const describeDatabase = (settings: Config.GatewaySettings) =>
   Option.isSome(settings.databaseUrl)
     ? `PostgreSQL at ${postgresHost(Redacted.value(settings.databaseUrl.value))} (GATEWAY_DATABASE_URL)`
-    : `SQLite ${path.join(settings.dataDir, "genway.db")} (GATEWAY_DATA_DIR=${settings.dataDir})`
+    : `SQLite ${Database.sqliteFile(settings.dataDir)} (GATEWAY_DATA_DIR=${settings.dataDir})`
 
 const postgresHost = (url: string) => {
   try {

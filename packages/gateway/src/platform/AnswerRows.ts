@@ -137,6 +137,9 @@ export interface Options {
   readonly file?: string
 }
 
+/** The log's watermark set to the answer given as its one parameter (here and on the commit thread). */
+const markStatement = "INSERT INTO answer_log (id, written) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET written = excluded.written"
+
 const fileName = /^(\d+)\.log$/
 
 /** The log's files in `dir`, oldest first. */
@@ -161,7 +164,7 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
     const fileBytes = options.fileBytes ?? 1 << 20
 
     // Made before the drain below is added as a finalizer, so the thread stops after it.
-    const thread = options.file === undefined ? undefined : yield* AnswerWriter.make(options.file, tables)
+    const thread = options.file === undefined ? undefined : yield* AnswerWriter.make(options.file, tables, markStatement)
 
     /** Commits `batch` with the watermark, in one transaction, on the connection in context. */
     const commitHere = (batch: ReadonlyArray<Pending>): Effect.Effect<void, SqlError> =>
@@ -171,9 +174,7 @@ export const writtenBehind = (options: Options): Effect.Effect<Service, SqlError
     let threadLost = false
 
     /** The watermark alone: whether the database takes writes at all. */
-    const mark = (seq: number): Effect.Effect<void, SqlError> =>
-      sql`INSERT INTO answer_log (id, written) VALUES (1, ${seq})
-        ON CONFLICT (id) DO UPDATE SET written = excluded.written`.pipe(Effect.asVoid)
+    const mark = (seq: number): Effect.Effect<void, SqlError> => Effect.asVoid(sql.unsafe(markStatement, [seq]))
 
     // Start-up: the lines past the watermark are read, to be committed before anything is served.
     Files.privateDir(dir)

@@ -67,10 +67,9 @@ const insert = (table, values) => {
   prepare("INSERT INTO " + quote(table) + " (" + columns.map(quote).join(", ") + ") VALUES (" +
     columns.map(() => "?").join(", ") + ") ON CONFLICT (id) DO NOTHING").run(...columns.map((c) => values[c]))
 }
-const mark = "INSERT INTO answer_log (id, written) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET written = excluded.written"
 const commit = db.transaction((lines, seq) => {
   for (const line of lines) for (const row of JSON.parse(line).r) insert(row.t, row.v)
-  prepare(mark).run(seq)
+  prepare(workerData.mark).run(seq)
 })
 parentPort.postMessage({ ready: true })
 parentPort.on("message", ({ id, lines, seq }) => {
@@ -100,8 +99,11 @@ interface Reply {
   readonly error?: { readonly message: string; readonly code?: string }
 }
 
-/** The committing thread for the database at `file`, stopped with the scope; `tables`: those an answer's rows may go to. */
-export const make = (file: string, tables: ReadonlyArray<string>): Effect.Effect<Writer, never, Scope.Scope> =>
+/**
+ * The committing thread for the database at `file`, stopped with the scope; `tables`: those an
+ * answer's rows may go to; `mark`: the statement that sets the log's watermark (its one parameter).
+ */
+export const make = (file: string, tables: ReadonlyArray<string>, mark: string): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
     let worker: Worker | undefined
     let broken = false
@@ -119,7 +121,7 @@ export const make = (file: string, tables: ReadonlyArray<string>): Effect.Effect
     }
     const started = () => {
       if (worker !== undefined) return worker
-      const w = new Worker(program, { eval: true, workerData: { driver, file, tables } })
+      const w = new Worker(program, { eval: true, workerData: { driver, file, tables, mark } })
       let ready = false
       w.unref()
       w.on("message", (reply: Reply) => {
