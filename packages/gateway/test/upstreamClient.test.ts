@@ -96,6 +96,74 @@ describe("upstream client", () => {
       assert.strictEqual(Chunk.join(chunks, ""), "data: 1\n\ndata: 2\n\n")
     }).pipe(lean))
 
+  it.scoped("a streamed answer larger than the body's buffer arrives whole, read slowly, as text and as bytes", () =>
+    Effect.gen(function*() {
+      // 4 MiB in 64 KiB writes: the body's reader lags, so the connection is paused and resumed.
+      const part = Buffer.alloc(64 * 1024)
+      const parts = Array.from({ length: 64 }, (_, i) => Buffer.from(part.fill(97 + (i % 26))))
+      const whole = Buffer.concat(parts)
+      const { base } = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8" })
+        for (const p of parts) res.write(p)
+        res.end()
+      })
+      const http = yield* client
+      const slow = yield* http.get(`${base}/big`)
+      assert.isFalse(Upstream.inHand(slow))
+      let received = 0
+      yield* Stream.runForEach(slow.stream, (chunk) => Effect.sync(() => void (received += chunk.length)).pipe(Effect.zipLeft(Effect.yieldNow())))
+      assert.strictEqual(received, whole.length)
+      const asText = yield* http.get(`${base}/big`)
+      assert.strictEqual(yield* asText.text, whole.toString("utf8"))
+      const asBytes = yield* http.get(`${base}/big`)
+      assert.isTrue(Buffer.from(yield* asBytes.arrayBuffer).equals(whole))
+    }).pipe(lean))
+
+  it.scoped("a streamed form answer is read as form data", () =>
+    Effect.gen(function*() {
+      const { base } = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "multipart/form-data; boundary=b0" })
+        res.end('--b0\r\ncontent-disposition: form-data; name="n"\r\n\r\nv1\r\n--b0--\r\n')
+      })
+      const http = yield* client
+      const form = yield* (yield* http.get(`${base}/form`)).formData
+      assert.strictEqual(form.get("n"), "v1")
+    }).pipe(lean))
+
+  it.scoped("an informational head before the answer is passed over; repeated headers are all kept", () =>
+    Effect.gen(function*() {
+      const { base } = yield* serve((_req, res) => {
+        res.writeEarlyHints({ link: "</a.css>; rel=preload" })
+        res.setHeader("set-cookie", ["a=1", "b=2"])
+        res.setHeader("x-many", ["one", "two"])
+        res.writeHead(202, { "content-type": "application/json" })
+        res.end('{"n":2}')
+      })
+      const http = yield* client
+      const response = yield* http.get(`${base}/hints`)
+      assert.strictEqual(response.status, 202)
+      assert.deepStrictEqual(yield* response.json, { n: 2 })
+      assert.strictEqual(response.headers["x-many"], "one, two")
+      assert.deepStrictEqual(Object.keys(response.cookies.cookies).sort(), ["a", "b"])
+    }).pipe(lean))
+
+  it.scoped("a streamed body whose reader is interrupted midway aborts its request at the server", () =>
+    Effect.gen(function*() {
+      const aborted = yield* Deferred.make<void>()
+      const { base } = yield* serve((req, res) => {
+        req.socket.on("close", () => Deferred.unsafeDone(aborted, Effect.void))
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: 1\n\n")
+      })
+      const http = yield* client
+      const response = yield* http.get(`${base}/events`)
+      const first = yield* Deferred.make<void>()
+      const reader = yield* Effect.fork(Stream.runForEach(response.stream, () => Deferred.succeed(first, undefined)))
+      yield* Deferred.await(first)
+      yield* Fiber.interrupt(reader)
+      yield* Deferred.await(aborted)
+    }).pipe(lean))
+
   it.scoped("an interrupted call aborts its request at the server", () =>
     Effect.gen(function*() {
       const arrived = yield* Deferred.make<void>()
