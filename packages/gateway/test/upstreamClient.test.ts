@@ -18,6 +18,8 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Responses as VendorAResponses } from "@genway/adapter-vendor-a"
@@ -44,6 +46,10 @@ const serve = (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
     }),
     (s) => Effect.sync(() => s.close())
   )
+
+/** A full garbage collection, asked for (V8's `gc`, exposed for this test file). */
+setFlagsFromString("--expose-gc")
+const collectGarbage = runInNewContext("gc") as () => void
 
 /** With the tracer off, as the gateway runs without OTLP: the lean path (a traced call goes through the platform's client). */
 const lean = Effect.withTracerEnabled(false)
@@ -162,6 +168,53 @@ describe("upstream client", () => {
       yield* Deferred.await(first)
       yield* Fiber.interrupt(reader)
       yield* Deferred.await(aborted)
+    }).pipe(lean))
+
+  it.scopedLive("an unread streamed answer, dropped, is destroyed once collected, also when a forked fiber's result held it: its connection is closed", () =>
+    Effect.gen(function*() {
+      for (const forked of [false, true]) {
+        const closed = yield* Deferred.make<void>()
+        const { base } = yield* serve((req, res) => {
+          req.socket.on("close", () => Deferred.unsafeDone(closed, Effect.void))
+          res.writeHead(200, { "content-type": "application/octet-stream" })
+          // More than the body's buffer: the connection pauses and stays open until the body goes.
+          res.write(Buffer.alloc(256 * 1024))
+        })
+        const http = yield* client
+        const call = http.get(`${base}/media`)
+        yield* Effect.asVoid(forked ? Effect.flatMap(Effect.fork(call), Fiber.join) : call)
+        // Collected only by a full collection: asked for until the server sees the connection close
+        // (an event; the test's time limit bounds the wait).
+        while (!(yield* Deferred.isDone(closed))) {
+          collectGarbage()
+          yield* Effect.sleep("20 millis")
+        }
+      }
+    }).pipe(lean), 20_000)
+
+  it.scoped("a URL that is not http(s) is a Transport error, not a defect", () =>
+    Effect.gen(function*() {
+      const http = yield* client
+      const error = yield* Effect.flip(http.get("ws://127.0.0.1:1/x"))
+      assert.strictEqual(error._tag, "RequestError")
+      assert.strictEqual(error._tag === "RequestError" ? error.reason : undefined, "Transport")
+    }).pipe(lean))
+
+  it.scoped("a streamed body destroyed before its end without a reason fails its reader", () =>
+    Effect.gen(function*() {
+      const { base } = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write("data: 1\n\n")
+      })
+      const http = yield* client
+      const response = yield* http.get(`${base}/events`)
+      const first = yield* Deferred.make<void>()
+      const reader = yield* Effect.fork(Stream.runForEach(response.stream, () => Deferred.succeed(first, undefined)))
+      yield* Deferred.await(first)
+      // What the unread answers' registry does to a body: destroy() without an error.
+      ;(response as unknown as { readonly body: { destroy(): void } }).body.destroy()
+      const error = yield* Effect.flip(Fiber.join(reader))
+      assert.strictEqual(error._tag, "ResponseError")
     }).pipe(lean))
 
   it.scoped("an interrupted call aborts its request at the server", () =>

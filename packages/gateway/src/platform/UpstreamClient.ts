@@ -136,15 +136,19 @@ const aborted = () => new errors.RequestAbortedError()
  */
 class Body extends Readable {
   constructor(private readonly exchange: Exchange, private readonly contentType: string | undefined) {
-    super()
+    // undici's own body's buffer: the vendor's connection pauses no more often than it did.
+    super({ highWaterMark: 64 * 1024 })
     this.on("error", noop)
   }
   override _read() {
     this.exchange.resumeBody()
   }
   override _destroy(error: Error | null, callback: (error?: Error | null) => void) {
-    this.exchange.cut(error ?? aborted())
-    callback(error)
+    // Destroyed before its end without a reason, it fails its readers (as undici's body does)
+    // rather than leaving one waiting for an end that will not come.
+    const reason = error ?? (this.readableEnded ? null : aborted())
+    if (reason !== null) this.exchange.cut(reason)
+    callback(reason)
   }
   text(): Promise<string> {
     return Consumers.text(this)
@@ -176,11 +180,18 @@ class Exchange implements Dispatcher.DispatchHandler {
   private status = 0
   private chunks: Array<Buffer> | undefined
   private body: Body | undefined
+  // Let go of once used: a streamed body holds its exchange for as long as it lives, and the
+  // callback holds the fiber that waited, whose result may be this very answer. Kept, it would keep
+  // an unread answer reachable from its body, so the body would never be destroyed (`unread`) and
+  // its connection never closed.
+  private resumeEffect: ((effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) => void) | undefined
   constructor(
     private readonly request: HttpClientRequest.HttpClientRequest,
     private readonly limit: CallLimit.CallLimit | undefined,
-    private readonly resumeEffect: (effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) => void
-  ) {}
+    resumeEffect: (effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) => void
+  ) {
+    this.resumeEffect = resumeEffect
+  }
   /** Aborts the call unless it has ended (interruption, its time limit, its body destroyed early). */
   cut(reason: Error) {
     if (this.settled) return
@@ -190,6 +201,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** The caller stopped waiting (interrupted): nothing is delivered any more, the call is cut. */
   drop() {
     this.delivered = true
+    this.resumeEffect = undefined
     clearTimeout(this.timer)
     this.cut(aborted())
   }
@@ -198,10 +210,12 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.resume?.()
   }
   private deliver(effect: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.RequestError>) {
-    if (this.delivered) return
+    const resume = this.resumeEffect
+    if (this.delivered || resume === undefined) return
     this.delivered = true
+    this.resumeEffect = undefined
     clearTimeout(this.timer)
-    this.resumeEffect(effect)
+    resume(effect)
   }
   private answer(whole?: Whole) {
     return new Response(this.request, this.status, this.headers!, this.body, this.limit, whole)
@@ -403,8 +417,17 @@ export const make = (fallback: HttpClient.HttpClient, pools: Map<string, Pool> =
             const timer = armLimit(limit, () => exchange.cut(aborted()))
             if (timer === "over") return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause: timeLimit })))
             exchange.timer = timer
+            let pool: Pool
+            try {
+              // A pool cannot be made for an origin that is not http(s): a Transport error, as a
+              // refused connection is (not a defect).
+              pool = poolOf(url.origin)
+            } catch (cause) {
+              clearTimeout(timer)
+              return resume(Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause })))
+            }
             // A dispatch that throws reports it to the exchange's onError (a Transport error).
-            poolOf(url.origin).dispatch({
+            pool.dispatch({
               method: request.method,
               headers: request.headers,
               path: url.pathname + url.search,
