@@ -60,6 +60,31 @@ const client = Effect.map(
   (context) => Context.get(context, HttpClient.HttpClient)
 )
 
+/** A call's failure is a `RequestError` "Transport". */
+const assertTransport = (error: { readonly _tag: string; readonly reason?: string }) => {
+  assert.strictEqual(error._tag, "RequestError")
+  assert.strictEqual(error.reason, "Transport")
+}
+
+/**
+ * An event stream that sends one event and stays open, its answer being read by a forked reader
+ * that has seen that event; `closed` completes when the server sees the connection close.
+ */
+const readingFirstEvent = Effect.gen(function*() {
+  const closed = yield* Deferred.make<void>()
+  const { base } = yield* serve((req, res) => {
+    req.socket.on("close", () => Deferred.unsafeDone(closed, Effect.void))
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    res.write("data: 1\n\n")
+  })
+  const http = yield* client
+  const response = yield* http.get(`${base}/events`)
+  const first = yield* Deferred.make<void>()
+  const reader = yield* Effect.fork(Stream.runForEach(response.stream, () => Deferred.succeed(first, undefined)))
+  yield* Deferred.await(first)
+  return { response, reader, closed }
+})
+
 describe("upstream client", () => {
   it.scoped("answers: status, headers, a JSON body read twice (read once), a posted body received", () =>
     Effect.gen(function*() {
@@ -155,19 +180,9 @@ describe("upstream client", () => {
 
   it.scoped("a streamed body whose reader is interrupted midway aborts its request at the server", () =>
     Effect.gen(function*() {
-      const aborted = yield* Deferred.make<void>()
-      const { base } = yield* serve((req, res) => {
-        req.socket.on("close", () => Deferred.unsafeDone(aborted, Effect.void))
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write("data: 1\n\n")
-      })
-      const http = yield* client
-      const response = yield* http.get(`${base}/events`)
-      const first = yield* Deferred.make<void>()
-      const reader = yield* Effect.fork(Stream.runForEach(response.stream, () => Deferred.succeed(first, undefined)))
-      yield* Deferred.await(first)
+      const { closed, reader } = yield* readingFirstEvent
       yield* Fiber.interrupt(reader)
-      yield* Deferred.await(aborted)
+      yield* Deferred.await(closed)
     }).pipe(lean))
 
   it.scopedLive("an unread streamed answer, dropped, is destroyed once collected, also when a forked fiber's result held it: its connection is closed", () =>
@@ -195,22 +210,12 @@ describe("upstream client", () => {
   it.scoped("a URL that is not http(s) is a Transport error, not a defect", () =>
     Effect.gen(function*() {
       const http = yield* client
-      const error = yield* Effect.flip(http.get("ws://127.0.0.1:1/x"))
-      assert.strictEqual(error._tag, "RequestError")
-      assert.strictEqual(error._tag === "RequestError" ? error.reason : undefined, "Transport")
+      assertTransport(yield* Effect.flip(http.get("ws://127.0.0.1:1/x")))
     }).pipe(lean))
 
   it.scoped("a streamed body destroyed before its end without a reason fails its reader", () =>
     Effect.gen(function*() {
-      const { base } = yield* serve((_req, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        res.write("data: 1\n\n")
-      })
-      const http = yield* client
-      const response = yield* http.get(`${base}/events`)
-      const first = yield* Deferred.make<void>()
-      const reader = yield* Effect.fork(Stream.runForEach(response.stream, () => Deferred.succeed(first, undefined)))
-      yield* Deferred.await(first)
+      const { reader, response } = yield* readingFirstEvent
       // What the unread answers' registry does to a body: destroy() without an error.
       ;(response as unknown as { readonly body: { destroy(): void } }).body.destroy()
       const error = yield* Effect.flip(Fiber.join(reader))
@@ -303,9 +308,7 @@ describe("upstream client", () => {
       const { base, close } = yield* serve((_req, res) => res.end())
       close()
       const http = yield* client
-      const error = yield* Effect.flip(http.get(`${base}/gone`))
-      assert.strictEqual(error._tag, "RequestError")
-      assert.strictEqual(error._tag === "RequestError" ? error.reason : undefined, "Transport")
+      assertTransport(yield* Effect.flip(http.get(`${base}/gone`)))
     }).pipe(lean))
 
   it.scoped("with the tracer on, a call goes through the platform's client, which sends traceparent", () =>
