@@ -105,6 +105,15 @@ for (const thread of [false, true]) {
   describe(`answers' rows written behind (SQLite, committed ${thread ? "on a thread of their own" : "on the connection in context"})`, () => {
     const open = (file: string, options: AnswerRows.Options, logged?: (message: string) => void) =>
       openWith(file, thread ? { ...options, file } : options, logged)
+    /** A writer that commits only when asked (or past `limits`), with r1 and r2 submitted and not yet committed. */
+    const twoWaiting = (limits: Pick<AnswerRows.Options, "max" | "backlog">) =>
+      Effect.gen(function*() {
+        const { file, log } = place()
+        const w = yield* open(file, { dir: log, delayMs: hour, ...limits })
+        for (const id of ["r1", "r2"]) yield* w.answers.submit(answer(id))
+        assert.deepStrictEqual(yield* w.ids("responses"), [])
+        return w
+      })
 
     it.live("in the log when submit resumes; the next start commits them once, and not those committed and deleted since", () =>
       Effect.gen(function*() {
@@ -216,10 +225,7 @@ for (const thread of [false, true]) {
 
     it.live("a full batch commits without being asked", () =>
       Effect.gen(function*() {
-        const { file, log } = place()
-        const w = yield* open(file, { dir: log, delayMs: hour, max: 3 })
-        for (const id of ["r1", "r2"]) yield* w.answers.submit(answer(id))
-        assert.deepStrictEqual(yield* w.ids("responses"), [])
+        const w = yield* twoWaiting({ max: 3 })
         yield* w.answers.submit(answer("r3"))
         // The third filled a batch: committed on a fiber of its own (or the thread, which starts
         // with its first commit), no read asking for it.
@@ -230,10 +236,7 @@ for (const thread of [false, true]) {
 
     it.live("past the backlog an answer waits for its own commit", () =>
       Effect.gen(function*() {
-        const { file, log } = place()
-        const w = yield* open(file, { dir: log, delayMs: hour, backlog: 2 })
-        for (const id of ["r1", "r2"]) yield* w.answers.submit(answer(id))
-        assert.deepStrictEqual(yield* w.ids("responses"), [])
+        const w = yield* twoWaiting({ backlog: 2 })
         yield* w.answers.submit(answer("r3"))
         assert.deepStrictEqual(yield* w.ids("responses"), ["r1", "r2", "r3"])
         yield* w.close

@@ -24,6 +24,8 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
+import * as Database from "./Database.js"
+import * as Sqlite from "./Sqlite.js"
 
 /** The thread, as `AnswerRows` uses it. */
 export interface Writer {
@@ -41,15 +43,16 @@ export interface Writer {
  * thread needs a program of its own). It inserts each row with the columns its line has, an id
  * there already left as it is, as `AnswerRows`' insert does on the main thread (there one
  * statement per table, here one per row, in the lines' order; the start-up's replay reads the same
- * lines); the pragmas are the database's (platform/Database.ts), which SQLite keeps per connection.
+ * lines); the pragmas are the database's (platform/Database.ts, given as `pragmas`), which SQLite
+ * keeps per connection, and its waits for the lock last as long as the main connection's
+ * (platform/Sqlite.ts, `defaultBusyTimeoutMs`).
  */
 const program = `
 const { parentPort, workerData } = require("node:worker_threads")
 const Database = require(workerData.driver)
 const db = new Database(workerData.file, { fileMustExist: true })
-db.pragma("synchronous = NORMAL")
-db.pragma("busy_timeout = 5000")
-db.pragma("temp_store = MEMORY")
+for (const pragma of workerData.pragmas) db.pragma(pragma)
+db.pragma("busy_timeout = " + workerData.busyTimeoutMs)
 const tables = new Set(workerData.tables)
 const quote = (name) => '"' + name.replace(/"/g, '""') + '"'
 const prepared = new Map()
@@ -121,7 +124,7 @@ export const make = (file: string, tables: ReadonlyArray<string>, mark: string):
     }
     const started = () => {
       if (worker !== undefined) return worker
-      const w = new Worker(program, { eval: true, workerData: { driver, file, tables, mark } })
+      const w = new Worker(program, { eval: true, workerData: { driver, file, tables, mark, pragmas: Database.connectionPragmas, busyTimeoutMs: Sqlite.defaultBusyTimeoutMs } })
       let ready = false
       w.unref()
       w.on("message", (reply: Reply) => {

@@ -56,10 +56,11 @@ const migrate = Migrator.make({})({
  * (measured: one such file per kept-answer batch, about 0.7 file writes per kept E2 request). Only
  * what one statement or transaction needs meanwhile is held; nothing durable moves.
  */
+export const connectionPragmas: ReadonlyArray<string> = ["synchronous = NORMAL", "temp_store = MEMORY"]
+
 const sqlitePragmas = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`PRAGMA synchronous = NORMAL`
-  yield* sql`PRAGMA temp_store = MEMORY`
+  for (const pragma of connectionPragmas) yield* sql.unsafe(`PRAGMA ${pragma}`)
 })
 
 /**

@@ -334,15 +334,18 @@ export const make = (filename: string, options: Options = {}) =>
       return { connection: own, release: Effect.asVoid(rollback) }
     }
 
-    const connection = (gate: <A>(e: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => ({
-      execute: (sql, params, transformRows) =>
-        whileBusy(gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false))),
-      executeRaw: (sql, params) => whileBusy(gate(run(sql, params, true))),
-      executeValues: (sql, params) => whileBusy(gate(values(sql, params))),
-      executeUnprepared: (sql, params, transformRows) =>
-        whileBusy(gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false))),
-      executeStream: () => Effect.dieMessage("executeStream is not supported by the embedded SQLite client") as never
-    })
+    const connection = (gate: <A>(e: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => {
+      // Every statement is prepared (and cached): unprepared is the same.
+      const execute: Connection["execute"] = (sql, params, transformRows) =>
+        whileBusy(gate(transformRows ? Effect.map(run(sql, params, false), transformRows) : run(sql, params, false)))
+      return {
+        execute,
+        executeRaw: (sql, params) => whileBusy(gate(run(sql, params, true))),
+        executeValues: (sql, params) => whileBusy(gate(values(sql, params))),
+        executeUnprepared: execute,
+        executeStream: () => Effect.dieMessage("executeStream is not supported by the embedded SQLite client") as never
+      }
+    }
     // Outside a transaction: once the open group is committed (a statement outside a transaction
     // never sees, nor joins, writes not yet durable), at once if no transaction is running, else
     // after it. Between members the connection is free: committing the group needs no lock.

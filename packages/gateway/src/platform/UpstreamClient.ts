@@ -54,27 +54,13 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
 import * as Consumers from "node:stream/consumers"
-import { errors, Pool } from "undici"
+import { errors, Pool, util } from "undici"
 import type { Dispatcher } from "undici"
 import * as MediaType from "./MediaType.js"
 
 /** An answer's headers as undici's `request` gives them: names in lower case, a repeated name's values in an array. */
 type AnswerHeaders = Record<string, string | Array<string>>
 
-/** The headers of an answer's head, from undici's raw name/value list. */
-const headersOf = (raw: ReadonlyArray<Buffer | string | ReadonlyArray<Buffer | string>>): AnswerHeaders => {
-  const headers: AnswerHeaders = Object.create(null)
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = String(raw[i]).toLowerCase()
-    const item = raw[i + 1]!
-    const value = typeof item === "string" ? item : Array.isArray(item) ? item.map((v) => latin1(v)).join(", ") : latin1(item as Buffer)
-    const seen = headers[name]
-    headers[name] = seen === undefined ? value : typeof seen === "string" ? [seen, value] : [...seen, value]
-  }
-  return headers
-}
-
-const latin1 = (value: Buffer | string): string => (typeof value === "string" ? value : value.toString("latin1"))
 
 // A body nobody read is destroyed once its response is collected, so its connection goes back to
 // the pool (as the platform's client does).
@@ -227,7 +213,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Array<Buffer>, resume: () => void): boolean {
     if (statusCode < 200) return true
     this.status = statusCode
-    const headers = this.headers = headersOf(rawHeaders)
+    const headers = this.headers = util.parseHeaders(rawHeaders)
     if (readsWhole(headers)) {
       this.chunks = []
       return true
